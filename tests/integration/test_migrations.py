@@ -1,0 +1,56 @@
+"""Alembic is the only way the schema changes: up, down and up again on both databases, and the
+migrations produce exactly what the ORM models describe."""
+
+from __future__ import annotations
+
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import inspect
+
+from wheretorun.pricing.db import alembic_config
+from wheretorun.pricing.models import Base
+
+CATALOG_TABLES = {
+    "accelerators",
+    "accelerator_aliases",
+    "hardware_prices",
+    "models",
+    "cloud_offers",
+    "api_prices",
+    "catalog_versions",
+}
+
+
+def test_upgrade_downgrade_upgrade(backend: str, empty_engine_factory) -> None:  # type: ignore[no-untyped-def]
+    engine = empty_engine_factory(backend)
+    config = alembic_config(engine)
+
+    command.upgrade(config, "head")
+    assert CATALOG_TABLES <= set(inspect(engine).get_table_names())
+
+    command.downgrade(config, "base")
+    assert not CATALOG_TABLES & set(inspect(engine).get_table_names())
+
+    command.upgrade(config, "head")
+    assert CATALOG_TABLES <= set(inspect(engine).get_table_names())
+
+
+def test_migrations_match_the_models(backend: str, empty_engine_factory) -> None:  # type: ignore[no-untyped-def]
+    engine = empty_engine_factory(backend)
+    command.upgrade(alembic_config(engine), "head")
+    with engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts={"compare_type": False})
+        differences = compare_metadata(context, Base.metadata)
+    assert differences == []
+
+
+def test_constraints_follow_the_naming_convention(backend: str, empty_engine_factory) -> None:  # type: ignore[no-untyped-def]
+    engine = empty_engine_factory(backend)
+    command.upgrade(alembic_config(engine), "head")
+    inspector = inspect(engine)
+    for table in CATALOG_TABLES:
+        for foreign_key in inspector.get_foreign_keys(table):
+            assert foreign_key["name"].startswith(f"fk_{table}_"), foreign_key
+        if backend == "postgresql":
+            assert inspector.get_pk_constraint(table)["name"] == f"pk_{table}"

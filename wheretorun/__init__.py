@@ -1,0 +1,1 @@
+"""wheretorun: where should this AI workload run, and what will it cost?"""

@@ -1,0 +1,69 @@
+"""ORM rows to response schemas, with the derived fields a planner wants (aliases, purchase price,
+price per accelerator-hour, the suspect flag)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+
+from sqlalchemy.orm import Session
+
+from wheretorun.api.schemas import AcceleratorRead, ApiPriceRead, CloudOfferRead, ModelRead
+from wheretorun.pricing import repositories as repo
+from wheretorun.pricing.models import Accelerator, ApiPrice, CloudOffer, Model
+
+__all__ = ["accelerator_reads", "api_price_read", "cloud_offer_read", "model_reads"]
+
+_PER_ACCELERATOR_PLACES = Decimal("0.000001")
+
+
+def accelerator_reads(session: Session, accelerators: Sequence[Accelerator]) -> list[AcceleratorRead]:
+    prices = repo.current_hardware_prices(session, [a.id for a in accelerators])
+    reads = []
+    for accelerator in accelerators:
+        price = prices.get(accelerator.id)
+        reads.append(
+            AcceleratorRead.model_validate(
+                {
+                    **{c: getattr(accelerator, c) for c in Accelerator.__table__.columns.keys()},
+                    "aliases": sorted({a.alias for a in accelerator.aliases}),
+                    "purchase_price_usd": price.usd_per_unit if price else None,
+                    "purchase_price_source": price.source if price else None,
+                }
+            )
+        )
+    return reads
+
+
+def model_reads(session: Session, models: Sequence[Model]) -> list[ModelRead]:
+    served = repo.hosted_model_ids(session, [m.id for m in models])
+    return [
+        ModelRead.model_validate(
+            {**{c: getattr(model, c) for c in Model.__table__.columns.keys()}, "hosted_model_ids": served[model.id]}
+        )
+        for model in models
+    ]
+
+
+def _per_accelerator(price: Decimal | None, count: Decimal) -> Decimal | None:
+    if price is None or count <= 0:
+        return None
+    return (price / count).quantize(_PER_ACCELERATOR_PLACES)
+
+
+def cloud_offer_read(offer: CloudOffer) -> CloudOfferRead:
+    columns = {c: getattr(offer, c) for c in CloudOffer.__table__.columns.keys()}
+    return CloudOfferRead.model_validate(
+        {
+            **columns,
+            "accelerator_memory_gb": offer.accelerator.memory_gb if offer.accelerator else None,
+            "on_demand_usd_per_accelerator_hour": _per_accelerator(offer.on_demand_usd_per_hour, offer.accelerator_count),
+            "spot_usd_per_accelerator_hour": _per_accelerator(offer.spot_usd_per_hour, offer.accelerator_count),
+            "suspect": offer.suspect_reason is not None,
+        }
+    )
+
+
+def api_price_read(price: ApiPrice) -> ApiPriceRead:
+    columns = {c: getattr(price, c) for c in ApiPrice.__table__.columns.keys()}
+    return ApiPriceRead.model_validate({**columns, "suspect": price.suspect_reason is not None})

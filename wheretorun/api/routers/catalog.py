@@ -1,0 +1,198 @@
+"""Read-only catalog endpoints: accelerators, models, cloud offers, hosted-API prices."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query
+
+from wheretorun.api.deps import SessionDep
+from wheretorun.api.presenters import accelerator_reads, api_price_read, cloud_offer_read, model_reads
+from wheretorun.api.schemas import (
+    AcceleratorRead,
+    ApiPriceRead,
+    CatalogRead,
+    CloudOfferRead,
+    ModelRead,
+    PageRead,
+)
+from wheretorun.errors import InvalidInput
+from wheretorun.pricing import repositories as repo
+
+router = APIRouter(prefix="/v1", tags=["catalog"])
+
+NOT_FOUND = {404: {"description": "No such id", "content": {"application/problem+json": {}}}}
+INVALID = {422: {"description": "A parameter is invalid; `errors[].field` names it", "content": {"application/problem+json": {}}}}
+
+Limit = Annotated[int, Query(ge=1, le=500, description="Page size (at most 500).")]
+Offset = Annotated[int, Query(ge=0, description="Rows to skip.")]
+AsOf = Annotated[
+    dt.datetime | None,
+    Query(description="ISO 8601 date-time: the prices in force at that moment. Default: now."),
+]
+
+
+def _sort(allowed: dict[str, Any]) -> Any:
+    names = ", ".join(sorted(allowed))
+    return Query(None, description=f"Column to sort by, `-` in front for descending: {names}.")
+
+
+def _aware(moment: dt.datetime | None) -> dt.datetime | None:
+    """`as_of` without a time zone is read as UTC."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=dt.UTC)
+
+
+@router.get(
+    "/accelerators",
+    operation_id="list_accelerators",
+    response_model=PageRead[AcceleratorRead],
+    responses=INVALID,
+)
+def list_accelerators(
+    session: SessionDep,
+    vendor: str | None = None,
+    kind: Literal["datacenter", "workstation", "consumer", "tpu", "other"] | None = None,
+    min_memory_gb: Annotated[float | None, Query(ge=0)] = None,
+    q: Annotated[str | None, Query(description="Part of the name or of any alias.", max_length=100)] = None,
+    sort: str | None = _sort(repo.ACCELERATOR_SORTS),
+    limit: Limit = 50,
+    offset: Offset = 0,
+) -> PageRead[AcceleratorRead]:
+    filters = repo.AcceleratorFilters(vendor=vendor, kind=kind, min_memory_gb=min_memory_gb, q=q)
+    page = repo.list_accelerators(session, filters, repo.PageRequest(limit, offset, sort))
+    return PageRead(items=accelerator_reads(session, page.items), total=page.total, limit=limit, offset=offset)
+
+
+@router.get(
+    "/accelerators/{accelerator_id}",
+    operation_id="get_accelerator",
+    response_model=AcceleratorRead,
+    responses=NOT_FOUND,
+)
+def get_accelerator(session: SessionDep, accelerator_id: str) -> AcceleratorRead:
+    """An accelerator by its id or by any spelling a source uses (`A100-80GB`, `NVIDIA A100 SXM4 80 GB`)."""
+    return accelerator_reads(session, [repo.get_accelerator(session, accelerator_id)])[0]
+
+
+@router.get("/models", operation_id="list_models", response_model=PageRead[ModelRead], responses=INVALID)
+def list_models(
+    session: SessionDep,
+    family: str | None = None,
+    open_weights: bool | None = None,
+    q: Annotated[str | None, Query(max_length=100)] = None,
+    min_params_b: Annotated[float | None, Query(ge=0)] = None,
+    max_params_b: Annotated[float | None, Query(ge=0)] = None,
+    sort: str | None = _sort(repo.MODEL_SORTS),
+    limit: Limit = 50,
+    offset: Offset = 0,
+) -> PageRead[ModelRead]:
+    _check_range("query.min_params_b", min_params_b, max_params_b)
+    filters = repo.ModelFilters(
+        family=family, open_weights=open_weights, q=q, min_params_b=min_params_b, max_params_b=max_params_b
+    )
+    page = repo.list_models(session, filters, repo.PageRequest(limit, offset, sort))
+    return PageRead(items=model_reads(session, page.items), total=page.total, limit=limit, offset=offset)
+
+
+@router.get("/models/{model_id}", operation_id="get_model", response_model=ModelRead, responses=NOT_FOUND)
+def get_model(session: SessionDep, model_id: str) -> ModelRead:
+    return model_reads(session, [repo.get_model(session, model_id)])[0]
+
+
+@router.get(
+    "/cloud-offers", operation_id="list_cloud_offers", response_model=PageRead[CloudOfferRead], responses=INVALID
+)
+def list_cloud_offers(
+    session: SessionDep,
+    provider: str | None = None,
+    region: str | None = None,
+    accelerator: Annotated[str | None, Query(description="Accelerator id or any alias.")] = None,
+    min_memory_gb: Annotated[float | None, Query(ge=0, description="Per accelerator.")] = None,
+    min_accelerator_count: Annotated[Decimal | None, Query(ge=0)] = None,
+    pricing_mode: Annotated[
+        Literal["on_demand", "spot"] | None, Query(description="Only offers priced in this mode.")
+    ] = None,
+    max_usd_per_hour: Annotated[
+        Decimal | None, Query(ge=0, description="Instance price cap, in `pricing_mode` (on-demand by default).")
+    ] = None,
+    include_suspect: Annotated[bool, Query(description="Also list offers whose price looks implausible.")] = False,
+    include_accelerator_only: Annotated[
+        bool, Query(description="Include GCP rows that price the GPUs without their host VM.")
+    ] = True,
+    as_of: AsOf = None,
+    sort: str | None = _sort(repo.CLOUD_OFFER_SORTS),
+    limit: Limit = 50,
+    offset: Offset = 0,
+) -> PageRead[CloudOfferRead]:
+    filters = repo.CloudOfferFilters(
+        provider=provider,
+        region=region,
+        accelerator=accelerator,
+        min_memory_gb=min_memory_gb,
+        min_accelerator_count=min_accelerator_count,
+        pricing_mode=pricing_mode,
+        max_usd_per_hour=max_usd_per_hour,
+        include_suspect=include_suspect,
+        include_accelerator_only=include_accelerator_only,
+        as_of=_aware(as_of),
+    )
+    page = repo.list_cloud_offers(session, filters, repo.PageRequest(limit, offset, sort))
+    return PageRead(items=[cloud_offer_read(o) for o in page.items], total=page.total, limit=limit, offset=offset)
+
+
+@router.get(
+    "/cloud-offers/{offer_id}", operation_id="get_cloud_offer", response_model=CloudOfferRead, responses=NOT_FOUND
+)
+def get_cloud_offer(session: SessionDep, offer_id: int) -> CloudOfferRead:
+    return cloud_offer_read(repo.get_cloud_offer(session, offer_id))
+
+
+@router.get("/api-prices", operation_id="list_api_prices", response_model=PageRead[ApiPriceRead], responses=INVALID)
+def list_api_prices(
+    session: SessionDep,
+    provider: str | None = None,
+    model: Annotated[
+        str | None, Query(description="A catalog model id (the open model served) or part of a hosted model id.")
+    ] = None,
+    mode: str | None = None,
+    max_input_usd_per_million_tokens: Annotated[Decimal | None, Query(ge=0)] = None,
+    max_output_usd_per_million_tokens: Annotated[Decimal | None, Query(ge=0)] = None,
+    include_suspect: Annotated[bool, Query(description="Also list prices that are 0 or missing in the source.")] = False,
+    include_deprecated: bool = True,
+    as_of: AsOf = None,
+    sort: str | None = _sort(repo.API_PRICE_SORTS),
+    limit: Limit = 50,
+    offset: Offset = 0,
+) -> PageRead[ApiPriceRead]:
+    filters = repo.ApiPriceFilters(
+        provider=provider,
+        model=model,
+        mode=mode,
+        max_input_usd_per_million_tokens=max_input_usd_per_million_tokens,
+        max_output_usd_per_million_tokens=max_output_usd_per_million_tokens,
+        include_suspect=include_suspect,
+        include_deprecated=include_deprecated,
+        as_of=_aware(as_of),
+    )
+    page = repo.list_api_prices(session, filters, repo.PageRequest(limit, offset, sort))
+    return PageRead(items=[api_price_read(p) for p in page.items], total=page.total, limit=limit, offset=offset)
+
+
+@router.get("/api-prices/{price_id}", operation_id="get_api_price", response_model=ApiPriceRead, responses=NOT_FOUND)
+def get_api_price(session: SessionDep, price_id: int) -> ApiPriceRead:
+    return api_price_read(repo.get_api_price(session, price_id))
+
+
+@router.get("/catalog", operation_id="get_catalog", response_model=CatalogRead)
+def get_catalog(session: SessionDep) -> CatalogRead:
+    """The catalog version in use, row counts, providers, and the sources with their dates."""
+    return CatalogRead.model_validate(repo.catalog_summary(session), from_attributes=True)
+
+
+def _check_range(field: str, low: float | None, high: float | None) -> None:
+    if low is not None and high is not None and low > high:
+        raise InvalidInput(field, f"must not exceed the maximum ({low} > {high})")

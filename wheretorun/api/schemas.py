@@ -1,0 +1,150 @@
+"""Response and request shapes of the HTTP API. Units are in the field names; money is a decimal
+string in USD (exact), sizes in GB are 10^9 bytes."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AcceleratorRead",
+    "ApiPriceRead",
+    "CatalogRead",
+    "CatalogVersionRead",
+    "CloudOfferRead",
+    "HealthRead",
+    "ModelRead",
+    "PageRead",
+]
+
+ItemT = TypeVar("ItemT")
+
+
+class ReadModel(BaseModel):
+    model_config = ConfigDict(from_attributes=True, frozen=True)
+
+
+class PageRead(BaseModel, Generic[ItemT]):
+    items: list[ItemT]
+    total: int = Field(description="How many rows match the filters in all pages.")
+    limit: int
+    offset: int
+
+
+class PriceProvenance(ReadModel):
+    source: str = Field(description="The file or page the price was read from.")
+    fetched_at: dt.datetime
+    effective_from: dt.datetime
+    effective_to: dt.datetime | None = Field(description="Null while the price is current.")
+    catalog_version_id: int
+
+
+class AcceleratorRead(ReadModel):
+    id: str
+    name: str
+    vendor: str
+    kind: str = Field(description="datacenter | workstation | consumer | tpu | other")
+    form_factor: str | None
+    memory_gb: float | None
+    memory_bandwidth_gb_s: float | None
+    fp32_tflops: float | None
+    tf32_tflops: float | None
+    bf16_tflops: float | None = Field(description="Dense FP16/BF16 tensor TFLOPS.")
+    fp8_tflops: float | None
+    int8_tops: float | None
+    int4_tops: float | None
+    tdp_w: float | None
+    interconnect: str | None
+    interconnect_gb_s: float | None = Field(description="Unidirectional, per accelerator.")
+    spec_source: str
+    aliases: list[str] = Field(description="Every spelling of this accelerator the sources use.")
+    purchase_price_usd: Decimal | None = Field(description="Typical purchase price per unit; null if unknown.")
+    purchase_price_source: str | None
+
+
+class ModelRead(ReadModel):
+    id: str
+    name: str
+    family: str
+    open_weights: bool
+    hf_id: str | None
+    total_params_b: float | None
+    active_params_b: float | None = Field(description="MoE: parameters used per token. Null for dense models.")
+    layers: int | None
+    hidden_size: int | None
+    intermediate_size: int | None
+    attention_heads: int | None
+    kv_heads: int | None
+    head_dim: int | None
+    vocab_size: int | None
+    max_context: int | None
+    attention: str | None = Field(description="MHA | GQA | MQA | MLA")
+    sliding_window: int | None
+    sliding_window_layers: int | None
+    experts: int | None
+    experts_per_token: int | None
+    kv_cache_bytes_per_token_16bit: int | None
+    source: str
+    hosted_model_ids: list[str] = Field(description="Hosted-API model ids that serve this same model.")
+
+
+class CloudOfferRead(PriceProvenance):
+    id: int
+    provider: str
+    instance_type: str
+    region: str
+    accelerator_name: str = Field(description="As the provider's catalog spells it.")
+    accelerator_id: str | None = Field(description="Canonical accelerator id; null when not recognised.")
+    accelerator_count: Decimal = Field(description="Accelerators per instance; fractional for GPU slices.")
+    accelerator_memory_gb: float | None = Field(description="Memory of one accelerator.")
+    vcpus: Decimal | None
+    memory_gib: Decimal | None = Field(description="Host RAM in GiB, as the provider publishes it.")
+    on_demand_usd_per_hour: Decimal | None = Field(description="Whole instance; null when not listed.")
+    spot_usd_per_hour: Decimal | None = Field(description="Whole instance; null when no spot market.")
+    on_demand_usd_per_accelerator_hour: Decimal | None
+    spot_usd_per_accelerator_hour: Decimal | None
+    zone_count: int = Field(description="Availability zones (or data centres) the region lists it in.")
+    accelerator_only: bool = Field(description="True for GCP: the attached GPUs only, the host VM is extra.")
+    suspect: bool = Field(description="The price looks implausible; do not plan with it.")
+    suspect_reason: str | None
+
+
+class ApiPriceRead(PriceProvenance):
+    id: int
+    provider: str
+    model_id: str
+    mode: str | None
+    catalog_model_id: str | None = Field(description="The open model this id serves, when known.")
+    input_usd_per_million_tokens: Decimal | None
+    cached_input_usd_per_million_tokens: Decimal | None
+    cache_write_usd_per_million_tokens: Decimal | None
+    output_usd_per_million_tokens: Decimal | None
+    batch_input_usd_per_million_tokens: Decimal | None
+    batch_output_usd_per_million_tokens: Decimal | None
+    context_window_tokens: int | None
+    max_output_tokens: int | None
+    deprecation_date: dt.date | None
+    suspect: bool
+    suspect_reason: str | None
+
+
+class CatalogVersionRead(ReadModel):
+    id: int
+    created_at: dt.datetime
+    kind: str
+    description: str
+    sources: list[dict[str, Any]]
+
+
+class CatalogRead(BaseModel):
+    version: CatalogVersionRead | None
+    counts: dict[str, int]
+    providers: list[str]
+
+
+class HealthRead(BaseModel):
+    status: str
+    database: str | None = None

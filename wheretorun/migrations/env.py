@@ -1,0 +1,31 @@
+"""Alembic environment: runs on the engine handed over in `config.attributes["engine"]`,
+or on the URL from the settings when run from the `alembic` command line."""
+
+from __future__ import annotations
+
+from alembic import context
+
+from wheretorun.pricing.db import create_db_engine
+from wheretorun.pricing.models import Base
+from wheretorun.settings import get_settings
+
+target_metadata = Base.metadata
+
+
+def run_migrations_online() -> None:
+    engine = context.config.attributes.get("engine")
+    if engine is None:
+        engine = create_db_engine(get_settings().resolved_database_url())
+    with engine.connect() as connection:
+        context.configure(
+            connection=connection,
+            target_metadata=target_metadata,
+            render_as_batch=connection.dialect.name == "sqlite",
+            compare_type=True,
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+        connection.commit()
+
+
+run_migrations_online()

@@ -1,0 +1,167 @@
+"""Write catalog records to the database: the first seed from the shipped public data.
+
+The loader never commits: the caller owns the transaction, so a failed seed leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, insert, select
+from sqlalchemy.orm import Session
+
+from wheretorun.pricing.models import (
+    Accelerator,
+    AcceleratorAlias,
+    ApiPrice,
+    CatalogVersion,
+    CloudOffer,
+    HardwarePrice,
+    Model,
+)
+from wheretorun.pricing.records import AcceleratorRecord, ApiPriceRecord, CloudOfferRecord, ModelRecord
+from wheretorun.pricing.sources import (
+    AliasResolver,
+    normalise_alias,
+    read_accelerators,
+    read_litellm_prices,
+    read_models,
+    read_skypilot_offers,
+)
+
+__all__ = ["DATA_DIR", "SeedReport", "catalog_is_seeded", "seed_catalog"]
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+_BATCH = 1000
+
+
+class SeedReport(dict[str, int]):
+    """Rows written per table."""
+
+
+def catalog_is_seeded(session: Session) -> bool:
+    return session.scalar(select(func.count()).select_from(CatalogVersion)) != 0
+
+
+def _manifest(data_dir: Path) -> dict[str, Any]:
+    manifest: dict[str, Any] = json.loads((data_dir / "manifest.json").read_text(encoding="utf-8"))
+    return manifest
+
+
+def _as_of(entry: dict[str, Any]) -> dt.datetime:
+    day = dt.date.fromisoformat(entry["as_of"])
+    return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
+
+
+def seed_catalog(session: Session, data_dir: Path = DATA_DIR, now: dt.datetime | None = None) -> SeedReport:
+    """Load every shipped source into an empty catalog as catalog version 1.
+
+    `fetched_at` and `effective_from` of each price come from the source's `as_of` date in
+    `data/manifest.json` (the date the file was published, or the date we copied it where its
+    publication date is unknown; the manifest says which).
+    """
+    now = now or dt.datetime.now(dt.UTC)
+    manifest = _manifest(data_dir)
+    version = CatalogVersion(
+        created_at=now,
+        kind="seed",
+        description="Seed from the public datasets shipped in wheretorun/pricing/data/sources",
+        sources=manifest["files"],
+    )
+    session.add(version)
+    session.flush()
+
+    accelerators = read_accelerators(data_dir)
+    models = read_models(data_dir)
+    resolver = AliasResolver(accelerators)
+    report = SeedReport()
+    report["accelerators"] = _write_accelerators(session, accelerators)
+    report["accelerator_aliases"] = _write_aliases(session, accelerators)
+    report["hardware_prices"] = _write_hardware_prices(session, accelerators, version.id, now)
+    report["models"] = _bulk_insert(session, Model, [_model_row(m) for m in models])
+
+    report["cloud_offers"] = 0
+    report["api_prices"] = 0
+    for entry in manifest["files"]:
+        text = (data_dir / entry["path"]).read_text(encoding="utf-8")
+        as_of = _as_of(entry)
+        if entry["format"] == "skypilot":
+            offers = read_skypilot_offers(text, entry["provider"], resolver, entry["path"])
+            report["cloud_offers"] += _write_prices(session, CloudOffer, offers, as_of, version.id)
+        elif entry["format"] == "litellm":
+            prices = read_litellm_prices(text, entry["path"], models)
+            report["api_prices"] += _write_prices(session, ApiPrice, prices, as_of, version.id)
+    return report
+
+
+def _bulk_insert(session: Session, table: type[Any], rows: Sequence[dict[str, Any]]) -> int:
+    for start in range(0, len(rows), _BATCH):
+        session.execute(insert(table), list(rows[start : start + _BATCH]))
+    return len(rows)
+
+
+def _write_accelerators(session: Session, records: Iterable[AcceleratorRecord]) -> int:
+    rows = []
+    for record in records:
+        row = asdict(record)
+        for key in ("aliases", "purchase_price_usd", "purchase_price_source"):
+            row.pop(key)
+        rows.append(row)
+    return _bulk_insert(session, Accelerator, rows)
+
+
+def _write_aliases(session: Session, records: Iterable[AcceleratorRecord]) -> int:
+    by_key: dict[str, dict[str, str]] = {}
+    for record in records:
+        for alias in (record.id, record.name, *record.aliases):
+            key = normalise_alias(alias)
+            if key and key not in by_key:
+                by_key[key] = {"key": key, "alias": alias, "accelerator_id": record.id}
+    return _bulk_insert(session, AcceleratorAlias, list(by_key.values()))
+
+
+def _write_hardware_prices(
+    session: Session, records: Iterable[AcceleratorRecord], version_id: int, now: dt.datetime
+) -> int:
+    rows = [
+        {
+            "accelerator_id": r.id,
+            "usd_per_unit": r.purchase_price_usd,
+            "source": r.purchase_price_source or r.spec_source,
+            "fetched_at": now,
+            "effective_from": now,
+            "effective_to": None,
+            "catalog_version_id": version_id,
+        }
+        for r in records
+        if r.purchase_price_usd is not None
+    ]
+    return _bulk_insert(session, HardwarePrice, rows)
+
+
+def _model_row(record: ModelRecord) -> dict[str, Any]:
+    row = asdict(record)
+    row.pop("hosted_model_ids")
+    return row
+
+
+def _write_prices(
+    session: Session,
+    table: type[CloudOffer] | type[ApiPrice],
+    records: Sequence[CloudOfferRecord | ApiPriceRecord],
+    as_of: dt.datetime,
+    version_id: int,
+) -> int:
+    """Insert current price rows, in effect from the source file's `as_of` date."""
+    columns = set(table.__table__.columns.keys())
+    rows = []
+    for record in records:
+        row = {key: value for key, value in asdict(record).items() if key in columns}
+        row.update(fetched_at=as_of, effective_from=as_of, effective_to=None, catalog_version_id=version_id)
+        rows.append(row)
+    return _bulk_insert(session, table, rows)

@@ -1,0 +1,380 @@
+"""Catalog queries. Every list returns one page plus the total count of matching rows.
+
+Price tables are effective-dated: a query `as_of` a moment sees the rows in force then
+(`effective_from <= as_of < effective_to`); without `as_of` it sees the current rows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Generic, Literal, TypeVar
+
+from sqlalchemy import ColumnElement, Float, Select, and_, cast, func, or_, select
+from sqlalchemy.orm import Session
+
+from wheretorun.errors import InvalidInput, NotFound
+from wheretorun.pricing.models import (
+    Accelerator,
+    AcceleratorAlias,
+    ApiPrice,
+    CatalogVersion,
+    CloudOffer,
+    HardwarePrice,
+    Model,
+)
+from wheretorun.pricing.sources import normalise_alias
+
+__all__ = [
+    "AcceleratorFilters",
+    "ApiPriceFilters",
+    "CloudOfferFilters",
+    "ModelFilters",
+    "Page",
+    "PageRequest",
+    "catalog_summary",
+    "current_hardware_prices",
+    "get_accelerator",
+    "get_api_price",
+    "get_cloud_offer",
+    "get_model",
+    "hosted_model_ids",
+    "list_accelerators",
+    "list_api_prices",
+    "list_cloud_offers",
+    "list_models",
+    "resolve_accelerator_id",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class PageRequest:
+    limit: int = 50
+    offset: int = 0
+    sort: str | None = None  # a column name, "-" in front for descending
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    items: Sequence[T]
+    total: int
+    limit: int
+    offset: int
+
+
+def _in_force(table: type[CloudOffer] | type[ApiPrice] | type[HardwarePrice], as_of: dt.datetime | None) -> Any:
+    if as_of is None:
+        return table.effective_to.is_(None)
+    return and_(
+        table.effective_from <= as_of,
+        or_(table.effective_to.is_(None), table.effective_to > as_of),
+    )
+
+
+def _paginate(session: Session, query: Select[Any], page: PageRequest, sortable: dict[str, Any]) -> Page[Any]:
+    total = session.scalar(select(func.count()).select_from(query.order_by(None).subquery())) or 0
+    query = query.order_by(*_ordering(page.sort, sortable))
+    rows = session.scalars(query.limit(page.limit).offset(page.offset)).unique().all()
+    return Page(items=rows, total=total, limit=page.limit, offset=page.offset)
+
+
+def _ordering(sort: str | None, sortable: dict[str, Any]) -> list[Any]:
+    """ORDER BY for `sort`; NULLs last either way, then the primary key so pages are stable."""
+    tie_breaker = sortable["id"]
+    if not sort:
+        return [tie_breaker]
+    descending = sort.startswith("-")
+    name = sort.removeprefix("-")
+    if name not in sortable:
+        raise InvalidInput("query.sort", f"cannot sort by {name!r}; choose one of {sorted(sortable)}")
+    column = sortable[name]
+    ordered = column.desc() if descending else column.asc()
+    return [column.is_(None), ordered, tie_breaker]
+
+
+# --- accelerators -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AcceleratorFilters:
+    vendor: str | None = None
+    kind: str | None = None
+    min_memory_gb: float | None = None
+    q: str | None = None  # part of the name or of an alias
+
+
+ACCELERATOR_SORTS = {
+    name: getattr(Accelerator, name)
+    for name in ("id", "name", "vendor", "memory_gb", "memory_bandwidth_gb_s", "bf16_tflops", "fp8_tflops", "tdp_w")
+}
+
+
+def list_accelerators(session: Session, filters: AcceleratorFilters, page: PageRequest) -> Page[Accelerator]:
+    query = select(Accelerator)
+    if filters.vendor:
+        query = query.where(func.lower(Accelerator.vendor) == filters.vendor.lower())
+    if filters.kind:
+        query = query.where(Accelerator.kind == filters.kind)
+    if filters.min_memory_gb is not None:
+        query = query.where(Accelerator.memory_gb >= filters.min_memory_gb)
+    if filters.q:
+        pattern = f"%{filters.q.lower()}%"
+        aliased_ids = select(AcceleratorAlias.accelerator_id).where(func.lower(AcceleratorAlias.alias).like(pattern))
+        query = query.where(or_(func.lower(Accelerator.name).like(pattern), Accelerator.id.in_(aliased_ids)))
+    return _paginate(session, query, page, ACCELERATOR_SORTS)
+
+
+def resolve_accelerator_id(session: Session, name_or_id: str) -> str | None:
+    """The canonical id for an id or any spelling a source uses (`A100-80GB`, `NVIDIA A100-SXM4-80GB`)."""
+    if session.get(Accelerator, name_or_id) is not None:
+        return name_or_id
+    alias = session.get(AcceleratorAlias, normalise_alias(name_or_id))
+    return alias.accelerator_id if alias else None
+
+
+def get_accelerator(session: Session, name_or_id: str) -> Accelerator:
+    accelerator_id = resolve_accelerator_id(session, name_or_id)
+    accelerator = session.get(Accelerator, accelerator_id) if accelerator_id else None
+    if accelerator is None:
+        raise NotFound("accelerator", name_or_id)
+    return accelerator
+
+
+def current_hardware_prices(
+    session: Session, accelerator_ids: Sequence[str], as_of: dt.datetime | None = None
+) -> dict[str, HardwarePrice]:
+    """The purchase price in force for each accelerator that has one."""
+    query = select(HardwarePrice).where(
+        HardwarePrice.accelerator_id.in_(accelerator_ids), _in_force(HardwarePrice, as_of)
+    )
+    return {price.accelerator_id: price for price in session.scalars(query)}
+
+
+# --- models -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelFilters:
+    family: str | None = None
+    open_weights: bool | None = None
+    q: str | None = None
+    min_params_b: float | None = None
+    max_params_b: float | None = None
+
+
+MODEL_SORTS = {
+    name: getattr(Model, name)
+    for name in ("id", "name", "family", "total_params_b", "active_params_b", "max_context", "layers")
+}
+
+
+def list_models(session: Session, filters: ModelFilters, page: PageRequest) -> Page[Model]:
+    query = select(Model)
+    if filters.family:
+        query = query.where(func.lower(Model.family) == filters.family.lower())
+    if filters.open_weights is not None:
+        query = query.where(Model.open_weights.is_(filters.open_weights))
+    if filters.q:
+        pattern = f"%{filters.q.lower()}%"
+        query = query.where(or_(func.lower(Model.name).like(pattern), func.lower(Model.id).like(pattern)))
+    if filters.min_params_b is not None:
+        query = query.where(Model.total_params_b >= filters.min_params_b)
+    if filters.max_params_b is not None:
+        query = query.where(Model.total_params_b <= filters.max_params_b)
+    return _paginate(session, query, page, MODEL_SORTS)
+
+
+def get_model(session: Session, model_id: str) -> Model:
+    model = session.get(Model, model_id)
+    if model is None:
+        raise NotFound("model", model_id)
+    return model
+
+
+def hosted_model_ids(session: Session, model_ids: Sequence[str], as_of: dt.datetime | None = None) -> dict[str, list[str]]:
+    """For each catalog model, the hosted-API model ids that serve it."""
+    query = (
+        select(ApiPrice.catalog_model_id, ApiPrice.model_id)
+        .where(ApiPrice.catalog_model_id.in_(model_ids), _in_force(ApiPrice, as_of))
+        .order_by(ApiPrice.model_id)
+    )
+    served: dict[str, list[str]] = {model_id: [] for model_id in model_ids}
+    for catalog_model_id, hosted_id in session.execute(query):
+        served[catalog_model_id].append(hosted_id)
+    return served
+
+
+# --- cloud offers -------------------------------------------------------------------------------
+
+PricingMode = Literal["on_demand", "spot"]
+
+
+@dataclass(frozen=True)
+class CloudOfferFilters:
+    provider: str | None = None
+    region: str | None = None
+    accelerator: str | None = None  # id or any alias
+    min_memory_gb: float | None = None  # per accelerator
+    min_accelerator_count: Decimal | None = None
+    pricing_mode: PricingMode | None = None  # only offers with a price in this mode
+    max_usd_per_hour: Decimal | None = None  # in `pricing_mode`, on-demand when not given
+    include_suspect: bool = False
+    include_accelerator_only: bool = True
+    as_of: dt.datetime | None = None
+
+
+CLOUD_OFFER_SORTS = {
+    name: getattr(CloudOffer, name)
+    for name in (
+        "id",
+        "provider",
+        "region",
+        "instance_type",
+        "accelerator_count",
+        "on_demand_usd_per_hour",
+        "spot_usd_per_hour",
+    )
+}
+# Per-accelerator prices sort as floats: exact enough to order by, and the same on both databases.
+CLOUD_OFFER_SORTS["on_demand_usd_per_accelerator_hour"] = cast(CloudOffer.on_demand_usd_per_hour, Float) / cast(
+    CloudOffer.accelerator_count, Float
+)
+CLOUD_OFFER_SORTS["spot_usd_per_accelerator_hour"] = cast(CloudOffer.spot_usd_per_hour, Float) / cast(
+    CloudOffer.accelerator_count, Float
+)
+
+
+def _price_column(mode: PricingMode | None) -> Any:
+    return CloudOffer.spot_usd_per_hour if mode == "spot" else CloudOffer.on_demand_usd_per_hour
+
+
+def list_cloud_offers(session: Session, filters: CloudOfferFilters, page: PageRequest) -> Page[CloudOffer]:
+    query = select(CloudOffer).where(_in_force(CloudOffer, filters.as_of))
+    conditions: list[ColumnElement[bool]] = []
+    if filters.provider:
+        conditions.append(CloudOffer.provider == filters.provider.lower())
+    if filters.region:
+        conditions.append(CloudOffer.region == filters.region)
+    if filters.accelerator:
+        accelerator_id = resolve_accelerator_id(session, filters.accelerator)
+        if accelerator_id is None:
+            raise InvalidInput("query.accelerator", f"unknown accelerator {filters.accelerator!r}")
+        conditions.append(CloudOffer.accelerator_id == accelerator_id)
+    if filters.min_memory_gb is not None:
+        big_enough = select(Accelerator.id).where(Accelerator.memory_gb >= filters.min_memory_gb)
+        conditions.append(CloudOffer.accelerator_id.in_(big_enough))
+    if filters.min_accelerator_count is not None:
+        conditions.append(CloudOffer.accelerator_count >= filters.min_accelerator_count)
+    if filters.pricing_mode is not None:
+        conditions.append(_price_column(filters.pricing_mode).is_not(None))
+    if filters.max_usd_per_hour is not None:
+        conditions.append(_price_column(filters.pricing_mode) <= filters.max_usd_per_hour)
+    if not filters.include_suspect:
+        conditions.append(CloudOffer.suspect_reason.is_(None))
+    if not filters.include_accelerator_only:
+        conditions.append(CloudOffer.accelerator_only.is_(False))
+    return _paginate(session, query.where(*conditions), page, CLOUD_OFFER_SORTS)
+
+
+def get_cloud_offer(session: Session, offer_id: int) -> CloudOffer:
+    offer = session.get(CloudOffer, offer_id)
+    if offer is None:
+        raise NotFound("cloud offer", offer_id)
+    return offer
+
+
+# --- hosted API prices --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ApiPriceFilters:
+    provider: str | None = None
+    model: str | None = None  # a catalog model id (the open model it serves) or part of the hosted id
+    mode: str | None = None
+    max_input_usd_per_million_tokens: Decimal | None = None
+    max_output_usd_per_million_tokens: Decimal | None = None
+    include_suspect: bool = False
+    include_deprecated: bool = True
+    as_of: dt.datetime | None = None
+
+
+API_PRICE_SORTS = {
+    name: getattr(ApiPrice, name)
+    for name in (
+        "id",
+        "provider",
+        "model_id",
+        "input_usd_per_million_tokens",
+        "output_usd_per_million_tokens",
+        "cached_input_usd_per_million_tokens",
+        "context_window_tokens",
+    )
+}
+
+
+def list_api_prices(session: Session, filters: ApiPriceFilters, page: PageRequest) -> Page[ApiPrice]:
+    query = select(ApiPrice).where(_in_force(ApiPrice, filters.as_of))
+    conditions: list[ColumnElement[bool]] = []
+    if filters.provider:
+        conditions.append(ApiPrice.provider == filters.provider)
+    if filters.model:
+        pattern = f"%{filters.model.lower()}%"
+        conditions.append(
+            or_(ApiPrice.catalog_model_id == filters.model, func.lower(ApiPrice.model_id).like(pattern))
+        )
+    if filters.mode:
+        conditions.append(ApiPrice.mode == filters.mode)
+    if filters.max_input_usd_per_million_tokens is not None:
+        conditions.append(ApiPrice.input_usd_per_million_tokens <= filters.max_input_usd_per_million_tokens)
+    if filters.max_output_usd_per_million_tokens is not None:
+        conditions.append(ApiPrice.output_usd_per_million_tokens <= filters.max_output_usd_per_million_tokens)
+    if not filters.include_suspect:
+        conditions.append(ApiPrice.suspect_reason.is_(None))
+    if not filters.include_deprecated:
+        today = (filters.as_of or dt.datetime.now(dt.UTC)).date()
+        conditions.append(or_(ApiPrice.deprecation_date.is_(None), ApiPrice.deprecation_date > today))
+    return _paginate(session, query.where(*conditions), page, API_PRICE_SORTS)
+
+
+def get_api_price(session: Session, price_id: int) -> ApiPrice:
+    price = session.get(ApiPrice, price_id)
+    if price is None:
+        raise NotFound("API price", price_id)
+    return price
+
+
+# --- the catalog as a whole ---------------------------------------------------------------------
+
+
+def catalog_summary(session: Session) -> dict[str, Any]:
+    """The newest catalog version, row counts per table, and the dates of the sources."""
+    latest = session.scalars(select(CatalogVersion).order_by(CatalogVersion.id.desc()).limit(1)).first()
+
+    def count(table: Any, *where: Any) -> int:
+        return session.scalar(select(func.count()).select_from(table).where(*where)) or 0
+
+    return {
+        "version": latest,
+        "counts": {
+            "accelerators": count(Accelerator),
+            "accelerator_aliases": count(AcceleratorAlias),
+            "models": count(Model),
+            "cloud_offers": count(CloudOffer, CloudOffer.effective_to.is_(None)),
+            "cloud_offers_suspect": count(
+                CloudOffer, CloudOffer.effective_to.is_(None), CloudOffer.suspect_reason.is_not(None)
+            ),
+            "api_prices": count(ApiPrice, ApiPrice.effective_to.is_(None)),
+            "api_prices_suspect": count(ApiPrice, ApiPrice.effective_to.is_(None), ApiPrice.suspect_reason.is_not(None)),
+            "hardware_prices": count(HardwarePrice, HardwarePrice.effective_to.is_(None)),
+            "catalog_versions": count(CatalogVersion),
+        },
+        "providers": list(
+            session.scalars(
+                select(CloudOffer.provider).where(CloudOffer.effective_to.is_(None)).distinct().order_by(CloudOffer.provider)
+            )
+        ),
+    }

@@ -1,0 +1,61 @@
+"""Service settings, read from the environment (prefix `WHERETORUN_`) and injected where needed."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["Settings", "default_sqlite_path", "get_settings"]
+
+
+def default_sqlite_path() -> Path:
+    """Where the embedded database lives unless `DATABASE_URL` says otherwise.
+
+    `$XDG_DATA_HOME/wheretorun/catalog.db`, or `~/.local/share/wheretorun/catalog.db`.
+    """
+    import os
+
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "wheretorun" / "catalog.db"
+
+
+class Settings(BaseSettings):
+    """Everything the service reads from its environment; validated at start-up."""
+
+    model_config = SettingsConfigDict(env_prefix="WHERETORUN_", extra="ignore")
+
+    database_url: str = Field(
+        default="",
+        validation_alias="DATABASE_URL",
+        description="SQLAlchemy URL. Empty: the embedded SQLite file at `default_sqlite_path()`.",
+    )
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    auto_seed: bool = Field(
+        default=True, description="Migrate and seed an empty database on start (the embedded default)."
+    )
+    max_page_size: int = Field(default=500, ge=1, le=10_000)
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_driver(cls, url: str) -> str:
+        if url and not url.startswith(("sqlite", "postgres")):
+            raise ValueError("DATABASE_URL must be a sqlite:// or postgresql:// URL")
+        return url
+
+    def resolved_database_url(self) -> str:
+        """The URL to connect to, with the psycopg (v3) driver for PostgreSQL."""
+        url = self.database_url or f"sqlite:///{default_sqlite_path()}"
+        if url.startswith("postgres://"):
+            url = "postgresql://" + url.removeprefix("postgres://")
+        if url.startswith("postgresql://"):
+            url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+        return url
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()
