@@ -24,6 +24,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Text,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -173,8 +174,8 @@ class CloudOffer(EffectiveDated, Base):
             "accelerator_name",
             "accelerator_count",
             unique=True,
-            sqlite_where="effective_to IS NULL",
-            postgresql_where="effective_to IS NULL",
+            sqlite_where=text("effective_to IS NULL"),
+            postgresql_where=text("effective_to IS NULL"),
         ),
     )
 
@@ -205,8 +206,8 @@ class ApiPrice(EffectiveDated, Base):
             "uq_api_prices_current",
             "model_id",
             unique=True,
-            sqlite_where="effective_to IS NULL",
-            postgresql_where="effective_to IS NULL",
+            sqlite_where=text("effective_to IS NULL"),
+            postgresql_where=text("effective_to IS NULL"),
         ),
     )
 

@@ -154,8 +154,8 @@ def upgrade() -> None:
             "uq_api_prices_current",
             ["model_id"],
             unique=True,
-            sqlite_where="effective_to IS NULL",
-            postgresql_where="effective_to IS NULL",
+            sqlite_where=sa.text("effective_to IS NULL"),
+            postgresql_where=sa.text("effective_to IS NULL"),
         )
 
     op.create_table(
@@ -201,8 +201,8 @@ def upgrade() -> None:
             "uq_cloud_offers_current",
             ["provider", "instance_type", "region", "accelerator_name", "accelerator_count"],
             unique=True,
-            sqlite_where="effective_to IS NULL",
-            postgresql_where="effective_to IS NULL",
+            sqlite_where=sa.text("effective_to IS NULL"),
+            postgresql_where=sa.text("effective_to IS NULL"),
         )
 
     op.create_table(
@@ -250,8 +250,8 @@ def downgrade() -> None:
     with op.batch_alter_table("cloud_offers", schema=None) as batch_op:
         batch_op.drop_index(
             "uq_cloud_offers_current",
-            sqlite_where="effective_to IS NULL",
-            postgresql_where="effective_to IS NULL",
+            sqlite_where=sa.text("effective_to IS NULL"),
+            postgresql_where=sa.text("effective_to IS NULL"),
         )
         batch_op.drop_index(batch_op.f("ix_cloud_offers_region"))
         batch_op.drop_index(batch_op.f("ix_cloud_offers_provider"))
@@ -263,8 +263,8 @@ def downgrade() -> None:
     with op.batch_alter_table("api_prices", schema=None) as batch_op:
         batch_op.drop_index(
             "uq_api_prices_current",
-            sqlite_where="effective_to IS NULL",
-            postgresql_where="effective_to IS NULL",
+            sqlite_where=sa.text("effective_to IS NULL"),
+            postgresql_where=sa.text("effective_to IS NULL"),
         )
         batch_op.drop_index(batch_op.f("ix_api_prices_provider"))
         batch_op.drop_index(batch_op.f("ix_api_prices_model_id"))
