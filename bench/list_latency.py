@@ -16,20 +16,23 @@ import time
 import uuid
 from pathlib import Path
 
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine, text
 
 from wheretorun.api.app import create_app
+from wheretorun.api.inprocess import InProcessClient
 from wheretorun.pricing.bootstrap import prepare_database
 from wheretorun.pricing.db import create_db_engine
 from wheretorun.settings import Settings
 
-QUERIES = [
+QUERIES: list[tuple[str, dict[str, object]]] = [
     ("/v1/accelerators", {"limit": 50}),
     ("/v1/accelerators", {"min_memory_gb": 40, "sort": "-memory_bandwidth_gb_s", "limit": 500}),
     ("/v1/models", {"limit": 50}),
     ("/v1/cloud-offers", {"limit": 50}),
-    ("/v1/cloud-offers", {"accelerator": "H100", "pricing_mode": "spot", "sort": "spot_usd_per_accelerator_hour"}),
+    (
+        "/v1/cloud-offers",
+        {"accelerator": "H100", "pricing_mode": "spot", "sort": "spot_usd_per_accelerator_hour"},
+    ),
     ("/v1/cloud-offers", {"min_memory_gb": 80, "max_usd_per_hour": 40, "limit": 500}),
     ("/v1/api-prices", {"limit": 50}),
     ("/v1/api-prices", {"mode": "chat", "sort": "input_usd_per_million_tokens", "limit": 500}),
@@ -48,7 +51,7 @@ def _engine(postgres_url: str | None, workdir: Path) -> tuple[Engine, str | None
     return create_db_engine(postgres_url, connect_args={"options": f"-csearch_path={schema}"}), schema
 
 
-def _time(client: TestClient, path: str, params: dict[str, object], repeats: int) -> list[float]:
+def _time(client: InProcessClient, path: str, params: dict[str, object], repeats: int) -> list[float]:
     client.get(path, params=params).raise_for_status()  # warm-up
     samples = []
     for _ in range(repeats):
@@ -59,7 +62,9 @@ def _time(client: TestClient, path: str, params: dict[str, object], repeats: int
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--postgres", metavar="URL", help="benchmark on this PostgreSQL (a scratch schema)")
     parser.add_argument("--repeats", type=int, default=30)
     args = parser.parse_args()
@@ -68,9 +73,11 @@ def main() -> None:
         engine, schema = _engine(args.postgres, Path(workdir))
         start = time.perf_counter()
         report = prepare_database(engine)
-        print(f"database: {engine.dialect.name}; migrate + seed {time.perf_counter() - start:.1f} s: {report}")
+        print(
+            f"database: {engine.dialect.name}; migrate + seed {time.perf_counter() - start:.1f} s: {report}"
+        )
         app = create_app(Settings(auto_seed=False), engine=engine)
-        with TestClient(app) as client:
+        with InProcessClient(app) as client:
             print(f"{'endpoint':<95} {'rows':>6} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}")
             for path, params in QUERIES:
                 body = client.get(path, params=params).json()

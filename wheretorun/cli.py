@@ -10,7 +10,9 @@ from rich.table import Table
 
 from wheretorun.settings import Settings, default_sqlite_path, get_settings
 
-app = typer.Typer(help="wheretorun: where should this AI workload run, and what will it cost?", no_args_is_help=True)
+app = typer.Typer(
+    help="wheretorun: where should this AI workload run, and what will it cost?", no_args_is_help=True
+)
 db_app = typer.Typer(help="Create, migrate and seed the catalog database.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 console = Console()
@@ -24,7 +26,9 @@ def _database_label(settings: Settings) -> str:
 
 @app.command()
 def serve(
-    host: Annotated[str | None, typer.Option(help="Interface to bind (default from WHERETORUN_HOST).")] = None,
+    host: Annotated[
+        str | None, typer.Option(help="Interface to bind (default from WHERETORUN_HOST).")
+    ] = None,
     port: Annotated[int | None, typer.Option(help="Port (default from WHERETORUN_PORT, 8000).")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
 ) -> None:
@@ -96,7 +100,11 @@ def catalog() -> None:
     with make_session_factory(engine)() as session:
         summary = catalog_summary(session)
     version = summary["version"]
-    title = f"catalog version {version.id} ({version.kind}, {version.created_at:%Y-%m-%d})" if version else "no catalog"
+    title = (
+        f"catalog version {version.id} ({version.kind}, {version.created_at:%Y-%m-%d})"
+        if version
+        else "no catalog"
+    )
     _print_counts(title, summary["counts"])
 
 

@@ -1,10 +1,10 @@
 """Domain errors, shared by every layer. `api/errors.py` renders them as RFC 9457 problems.
 
-    WheretorunError
-    ├── NotFound          a resource id that does not exist (HTTP 404)
-    ├── InvalidInput      a value that is well-formed but impossible or unknown (HTTP 422)
-    ├── Conflict          the request clashes with the current state (HTTP 409)
-    └── Unavailable       a dependency (the database) cannot be reached (HTTP 503)
+WheretorunError
+├── NotFound          a resource id that does not exist (HTTP 404)
+├── InvalidInput      a value that is well-formed but impossible or unknown (HTTP 422)
+├── Conflict          the request clashes with the current state (HTTP 409)
+└── Unavailable       a dependency (the database) cannot be reached (HTTP 503)
 """
 
 from __future__ import annotations

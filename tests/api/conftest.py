@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from wheretorun.api.app import create_app
+from wheretorun.api.inprocess import InProcessClient
 from wheretorun.settings import Settings
 
 
 @pytest.fixture
-def client(seeded_engine: Engine, session_factory: sessionmaker[Session]) -> Iterator[TestClient]:
+def client(seeded_engine: Engine, session_factory: sessionmaker[Session]) -> Iterator[InProcessClient]:
     app = create_app(Settings(auto_seed=False), engine=seeded_engine)
     app.state.session_factory = session_factory
-    with TestClient(app, raise_server_exceptions=True) as test_client:
+    with InProcessClient(app) as test_client:
         yield test_client

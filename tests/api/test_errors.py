@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
+
+from wheretorun.api.inprocess import InProcessClient
 
 PROBLEM = "application/problem+json"
 
@@ -30,7 +31,7 @@ def assert_problem(response, status: int, field: str | None = None) -> dict:  # 
         "/v1/no-such-collection",
     ],
 )
-def test_unknown_ids_are_404_problems(client: TestClient, path: str) -> None:
+def test_unknown_ids_are_404_problems(client: InProcessClient, path: str) -> None:
     assert_problem(client.get(path), 404)
 
 
@@ -54,9 +55,11 @@ def test_unknown_ids_are_404_problems(client: TestClient, path: str) -> None:
         ("/v1/cloud-offers/not-a-number", "path.offer_id"),
     ],
 )
-def test_bad_parameters_are_422_problems_naming_the_parameter(client: TestClient, path: str, field: str) -> None:
+def test_bad_parameters_are_422_problems_naming_the_parameter(
+    client: InProcessClient, path: str, field: str
+) -> None:
     assert_problem(client.get(path), 422, field)
 
 
-def test_wrong_method_is_a_405_problem(client: TestClient) -> None:
+def test_wrong_method_is_a_405_problem(client: InProcessClient) -> None:
     assert_problem(client.delete("/v1/accelerators"), 405)

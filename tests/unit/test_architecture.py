@@ -7,7 +7,16 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "wheretorun"
-ENGINE_FORBIDDEN = ("sqlalchemy", "fastapi", "starlette", "httpx", "wheretorun.pricing", "wheretorun.api", "wheretorun.settings", "pydantic_settings")
+ENGINE_FORBIDDEN = (
+    "sqlalchemy",
+    "fastapi",
+    "starlette",
+    "httpx",
+    "wheretorun.pricing",
+    "wheretorun.api",
+    "wheretorun.settings",
+    "pydantic_settings",
+)
 HTTP_MODULES = ("fastapi", "starlette")
 
 

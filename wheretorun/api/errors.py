@@ -26,7 +26,13 @@ _STATUS_BY_ERROR: dict[type[WheretorunError], int] = {
     Conflict: 409,
     Unavailable: 503,
 }
-_TITLES = {400: "Bad request", 404: "Not found", 405: "Method not allowed", 422: "Invalid input", 503: "Service unavailable"}
+_TITLES = {
+    400: "Bad request",
+    404: "Not found",
+    405: "Method not allowed",
+    422: "Invalid input",
+    503: "Service unavailable",
+}
 
 
 def problem_response(

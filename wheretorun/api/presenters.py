@@ -39,7 +39,10 @@ def model_reads(session: Session, models: Sequence[Model]) -> list[ModelRead]:
     served = repo.hosted_model_ids(session, [m.id for m in models])
     return [
         ModelRead.model_validate(
-            {**{c: getattr(model, c) for c in Model.__table__.columns.keys()}, "hosted_model_ids": served[model.id]}
+            {
+                **{c: getattr(model, c) for c in Model.__table__.columns.keys()},
+                "hosted_model_ids": served[model.id],
+            }
         )
         for model in models
     ]
@@ -57,8 +60,12 @@ def cloud_offer_read(offer: CloudOffer) -> CloudOfferRead:
         {
             **columns,
             "accelerator_memory_gb": offer.accelerator.memory_gb if offer.accelerator else None,
-            "on_demand_usd_per_accelerator_hour": _per_accelerator(offer.on_demand_usd_per_hour, offer.accelerator_count),
-            "spot_usd_per_accelerator_hour": _per_accelerator(offer.spot_usd_per_hour, offer.accelerator_count),
+            "on_demand_usd_per_accelerator_hour": _per_accelerator(
+                offer.on_demand_usd_per_hour, offer.accelerator_count
+            ),
+            "spot_usd_per_accelerator_hour": _per_accelerator(
+                offer.spot_usd_per_hour, offer.accelerator_count
+            ),
             "suspect": offer.suspect_reason is not None,
         }
     )

@@ -58,10 +58,14 @@ class AcceleratorRead(ReadModel):
     int4_tops: float | None
     tdp_w: float | None
     interconnect: str | None
-    interconnect_gb_s: float | None = Field(description="Unidirectional, per accelerator.")
-    spec_source: str
+    interconnect_gb_s: float | None = Field(description="Scale-up link, unidirectional, per accelerator.")
+    internode_gb_s: float | None = Field(description="Scale-out network per accelerator, GB/s.")
+    spec_source: str = Field(description="Where each figure came from.")
+    notes: str | None = Field(description="Mapping decisions and caveats.")
     aliases: list[str] = Field(description="Every spelling of this accelerator the sources use.")
-    purchase_price_usd: Decimal | None = Field(description="Typical purchase price per unit; null if unknown.")
+    purchase_price_usd: Decimal | None = Field(
+        description="Typical purchase price per unit; null if unknown."
+    )
     purchase_price_source: str | None
 
 
@@ -72,7 +76,9 @@ class ModelRead(ReadModel):
     open_weights: bool
     hf_id: str | None
     total_params_b: float | None
-    active_params_b: float | None = Field(description="MoE: parameters used per token. Null for dense models.")
+    active_params_b: float | None = Field(
+        description="MoE: parameters used per token. Null for dense models."
+    )
     layers: int | None
     hidden_size: int | None
     intermediate_size: int | None
@@ -110,6 +116,7 @@ class CloudOfferRead(PriceProvenance):
     accelerator_only: bool = Field(description="True for GCP: the attached GPUs only, the host VM is extra.")
     suspect: bool = Field(description="The price looks implausible; do not plan with it.")
     suspect_reason: str | None
+    note: str | None = Field(description="Corrections and caveats that do not make the price suspect.")
 
 
 class ApiPriceRead(PriceProvenance):

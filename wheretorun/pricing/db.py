@@ -21,7 +21,10 @@ def create_db_engine(url: str, **kwargs: Any) -> Engine:
         database = url.split("///", 1)[-1]
         if database and database != ":memory:":
             Path(database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, **kwargs)
+        # Connections may be handed between threads (FastAPI runs sync routes in a thread pool);
+        # the pool still gives each connection to one thread at a time.
+        connect_args = {"check_same_thread": False, **kwargs.pop("connect_args", {})}
+        engine = create_engine(url, connect_args=connect_args, **kwargs)
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)
         return engine

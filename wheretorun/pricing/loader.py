@@ -106,23 +106,25 @@ def _bulk_insert(session: Session, table: type[Any], rows: Sequence[dict[str, An
 
 
 def _write_accelerators(session: Session, records: Iterable[AcceleratorRecord]) -> int:
-    rows = []
-    for record in records:
-        row = asdict(record)
-        for key in ("aliases", "purchase_price_usd", "purchase_price_source"):
-            row.pop(key)
-        rows.append(row)
+    columns = set(Accelerator.__table__.columns.keys())
+    rows = [{key: value for key, value in asdict(record).items() if key in columns} for record in records]
     return _bulk_insert(session, Accelerator, rows)
 
 
 def _write_aliases(session: Session, records: Iterable[AcceleratorRecord]) -> int:
-    by_key: dict[str, dict[str, str]] = {}
+    """Every spelling of every accelerator, with its lookup key; a key must name one accelerator."""
+    rows: dict[str, dict[str, str]] = {}
+    owner_of_key: dict[str, str] = {}
     for record in records:
         for alias in (record.id, record.name, *record.aliases):
             key = normalise_alias(alias)
-            if key and key not in by_key:
-                by_key[key] = {"key": key, "alias": alias, "accelerator_id": record.id}
-    return _bulk_insert(session, AcceleratorAlias, list(by_key.values()))
+            if not key or alias in rows:
+                continue
+            owner = owner_of_key.setdefault(key, record.id)
+            if owner != record.id:
+                raise ValueError(f"alias {alias!r} of {record.id!r} also names {owner!r}")
+            rows[alias] = {"alias": alias, "key": key, "accelerator_id": record.id}
+    return _bulk_insert(session, AcceleratorAlias, list(rows.values()))
 
 
 def _write_hardware_prices(

@@ -103,7 +103,9 @@ class Accelerator(Base):
     tdp_w: Mapped[float | None] = mapped_column(Float)
     interconnect: Mapped[str | None] = mapped_column(String(80))
     interconnect_gb_s: Mapped[float | None] = mapped_column(Float)
+    internode_gb_s: Mapped[float | None] = mapped_column(Float)
     spec_source: Mapped[str] = mapped_column(Text)
+    notes: Mapped[str | None] = mapped_column(Text)
 
     aliases: Mapped[list[AcceleratorAlias]] = relationship(
         back_populates="accelerator", order_by="AcceleratorAlias.alias", lazy="selectin"
@@ -111,12 +113,16 @@ class Accelerator(Base):
 
 
 class AcceleratorAlias(Base):
-    """A spelling of an accelerator name used by some source, keyed by its normalised form."""
+    """A spelling of an accelerator name used by some source.
+
+    `key` is the spelling normalised for lookup (`A100-80GB` and `a100 80gb` share one); several
+    spellings may share a key, but a key always names one accelerator (the loader checks).
+    """
 
     __tablename__ = "accelerator_aliases"
 
-    key: Mapped[str] = mapped_column(String(200), primary_key=True)
-    alias: Mapped[str] = mapped_column(String(200))
+    alias: Mapped[str] = mapped_column(String(200), primary_key=True)
+    key: Mapped[str] = mapped_column(String(200), index=True)
     accelerator_id: Mapped[str] = mapped_column(ForeignKey("accelerators.id", ondelete="CASCADE"), index=True)
 
     accelerator: Mapped[Accelerator] = relationship(back_populates="aliases")
@@ -193,6 +199,7 @@ class CloudOffer(EffectiveDated, Base):
     zone_count: Mapped[int] = mapped_column(Integer)
     accelerator_only: Mapped[bool] = mapped_column(Boolean)
     suspect_reason: Mapped[str | None] = mapped_column(Text)
+    note: Mapped[str | None] = mapped_column(Text)
 
     accelerator: Mapped[Accelerator | None] = relationship(lazy="joined")
 

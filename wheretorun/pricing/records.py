@@ -47,6 +47,8 @@ class AcceleratorRecord:
     purchase_price_source: str | None
     spec_source: str
     aliases: tuple[str, ...] = ()
+    notes: str | None = None  # mapping decisions and caveats (why a spelling means this part, ...)
+    internode_gb_s: float | None = None  # scale-out network per accelerator, GB/s (Epoch bit/s / 8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +98,7 @@ class CloudOfferRecord:
     accelerator_only: bool  # GCP: price of the attached GPUs only, host VM not included
     suspect_reason: str | None  # set when a price looks implausible; such prices are not served as real
     source: str
+    note: str | None = None  # corrections and caveats that do not make the price suspect
 
 
 @dataclass(frozen=True, slots=True)

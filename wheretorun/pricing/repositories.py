@@ -66,7 +66,9 @@ class Page(Generic[T]):
     offset: int
 
 
-def _in_force(table: type[CloudOffer] | type[ApiPrice] | type[HardwarePrice], as_of: dt.datetime | None) -> Any:
+def _in_force(
+    table: type[CloudOffer] | type[ApiPrice] | type[HardwarePrice], as_of: dt.datetime | None
+) -> Any:
     if as_of is None:
         return table.effective_to.is_(None)
     return and_(
@@ -109,7 +111,16 @@ class AcceleratorFilters:
 
 ACCELERATOR_SORTS = {
     name: getattr(Accelerator, name)
-    for name in ("id", "name", "vendor", "memory_gb", "memory_bandwidth_gb_s", "bf16_tflops", "fp8_tflops", "tdp_w")
+    for name in (
+        "id",
+        "name",
+        "vendor",
+        "memory_gb",
+        "memory_bandwidth_gb_s",
+        "bf16_tflops",
+        "fp8_tflops",
+        "tdp_w",
+    )
 }
 
 
@@ -123,7 +134,9 @@ def list_accelerators(session: Session, filters: AcceleratorFilters, page: PageR
         query = query.where(Accelerator.memory_gb >= filters.min_memory_gb)
     if filters.q:
         pattern = f"%{filters.q.lower()}%"
-        aliased_ids = select(AcceleratorAlias.accelerator_id).where(func.lower(AcceleratorAlias.alias).like(pattern))
+        aliased_ids = select(AcceleratorAlias.accelerator_id).where(
+            func.lower(AcceleratorAlias.alias).like(pattern)
+        )
         query = query.where(or_(func.lower(Accelerator.name).like(pattern), Accelerator.id.in_(aliased_ids)))
     return _paginate(session, query, page, ACCELERATOR_SORTS)
 
@@ -132,8 +145,10 @@ def resolve_accelerator_id(session: Session, name_or_id: str) -> str | None:
     """The canonical id for an id or any spelling a source uses (`A100-80GB`, `NVIDIA A100-SXM4-80GB`)."""
     if session.get(Accelerator, name_or_id) is not None:
         return name_or_id
-    alias = session.get(AcceleratorAlias, normalise_alias(name_or_id))
-    return alias.accelerator_id if alias else None
+    by_key = select(AcceleratorAlias.accelerator_id).where(
+        AcceleratorAlias.key == normalise_alias(name_or_id)
+    )
+    return session.scalars(by_key.limit(1)).first()
 
 
 def get_accelerator(session: Session, name_or_id: str) -> Accelerator:
@@ -195,7 +210,9 @@ def get_model(session: Session, model_id: str) -> Model:
     return model
 
 
-def hosted_model_ids(session: Session, model_ids: Sequence[str], as_of: dt.datetime | None = None) -> dict[str, list[str]]:
+def hosted_model_ids(
+    session: Session, model_ids: Sequence[str], as_of: dt.datetime | None = None
+) -> dict[str, list[str]]:
     """For each catalog model, the hosted-API model ids that serve it."""
     query = (
         select(ApiPrice.catalog_model_id, ApiPrice.model_id)
@@ -204,7 +221,8 @@ def hosted_model_ids(session: Session, model_ids: Sequence[str], as_of: dt.datet
     )
     served: dict[str, list[str]] = {model_id: [] for model_id in model_ids}
     for catalog_model_id, hosted_id in session.execute(query):
-        served[catalog_model_id].append(hosted_id)
+        if catalog_model_id is not None:
+            served[catalog_model_id].append(hosted_id)
     return served
 
 
@@ -240,9 +258,9 @@ CLOUD_OFFER_SORTS = {
     )
 }
 # Per-accelerator prices sort as floats: exact enough to order by, and the same on both databases.
-CLOUD_OFFER_SORTS["on_demand_usd_per_accelerator_hour"] = cast(CloudOffer.on_demand_usd_per_hour, Float) / cast(
-    CloudOffer.accelerator_count, Float
-)
+CLOUD_OFFER_SORTS["on_demand_usd_per_accelerator_hour"] = cast(
+    CloudOffer.on_demand_usd_per_hour, Float
+) / cast(CloudOffer.accelerator_count, Float)
 CLOUD_OFFER_SORTS["spot_usd_per_accelerator_hour"] = cast(CloudOffer.spot_usd_per_hour, Float) / cast(
     CloudOffer.accelerator_count, Float
 )
@@ -368,13 +386,18 @@ def catalog_summary(session: Session) -> dict[str, Any]:
                 CloudOffer, CloudOffer.effective_to.is_(None), CloudOffer.suspect_reason.is_not(None)
             ),
             "api_prices": count(ApiPrice, ApiPrice.effective_to.is_(None)),
-            "api_prices_suspect": count(ApiPrice, ApiPrice.effective_to.is_(None), ApiPrice.suspect_reason.is_not(None)),
+            "api_prices_suspect": count(
+                ApiPrice, ApiPrice.effective_to.is_(None), ApiPrice.suspect_reason.is_not(None)
+            ),
             "hardware_prices": count(HardwarePrice, HardwarePrice.effective_to.is_(None)),
             "catalog_versions": count(CatalogVersion),
         },
         "providers": list(
             session.scalars(
-                select(CloudOffer.provider).where(CloudOffer.effective_to.is_(None)).distinct().order_by(CloudOffer.provider)
+                select(CloudOffer.provider)
+                .where(CloudOffer.effective_to.is_(None))
+                .distinct()
+                .order_by(CloudOffer.provider)
             )
         ),
     }

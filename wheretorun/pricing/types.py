@@ -65,6 +65,7 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
     def process_result_value(self, value: Any, dialect: Dialect) -> dt.datetime | None:
         if value is None:
             return None
-        if value.tzinfo is None:
-            return value.replace(tzinfo=dt.UTC)
-        return value.astimezone(dt.UTC)
+        moment: dt.datetime = value
+        if moment.tzinfo is None:
+            return moment.replace(tzinfo=dt.UTC)
+        return moment.astimezone(dt.UTC)

@@ -23,8 +23,15 @@ from wheretorun.pricing import repositories as repo
 
 router = APIRouter(prefix="/v1", tags=["catalog"])
 
-NOT_FOUND = {404: {"description": "No such id", "content": {"application/problem+json": {}}}}
-INVALID = {422: {"description": "A parameter is invalid; `errors[].field` names it", "content": {"application/problem+json": {}}}}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"description": "No such id", "content": {"application/problem+json": {}}}
+}
+INVALID: dict[int | str, dict[str, Any]] = {
+    422: {
+        "description": "A parameter is invalid; `errors[].field` names it",
+        "content": {"application/problem+json": {}},
+    }
+}
 
 Limit = Annotated[int, Query(ge=1, le=500, description="Page size (at most 500).")]
 Offset = Annotated[int, Query(ge=0, description="Rows to skip.")]
@@ -64,7 +71,9 @@ def list_accelerators(
 ) -> PageRead[AcceleratorRead]:
     filters = repo.AcceleratorFilters(vendor=vendor, kind=kind, min_memory_gb=min_memory_gb, q=q)
     page = repo.list_accelerators(session, filters, repo.PageRequest(limit, offset, sort))
-    return PageRead(items=accelerator_reads(session, page.items), total=page.total, limit=limit, offset=offset)
+    return PageRead(
+        items=accelerator_reads(session, page.items), total=page.total, limit=limit, offset=offset
+    )
 
 
 @router.get(
@@ -104,7 +113,10 @@ def get_model(session: SessionDep, model_id: str) -> ModelRead:
 
 
 @router.get(
-    "/cloud-offers", operation_id="list_cloud_offers", response_model=PageRead[CloudOfferRead], responses=INVALID
+    "/cloud-offers",
+    operation_id="list_cloud_offers",
+    response_model=PageRead[CloudOfferRead],
+    responses=INVALID,
 )
 def list_cloud_offers(
     session: SessionDep,
@@ -117,9 +129,12 @@ def list_cloud_offers(
         Literal["on_demand", "spot"] | None, Query(description="Only offers priced in this mode.")
     ] = None,
     max_usd_per_hour: Annotated[
-        Decimal | None, Query(ge=0, description="Instance price cap, in `pricing_mode` (on-demand by default).")
+        Decimal | None,
+        Query(ge=0, description="Instance price cap, in `pricing_mode` (on-demand by default)."),
     ] = None,
-    include_suspect: Annotated[bool, Query(description="Also list offers whose price looks implausible.")] = False,
+    include_suspect: Annotated[
+        bool, Query(description="Also list offers whose price looks implausible.")
+    ] = False,
     include_accelerator_only: Annotated[
         bool, Query(description="Include GCP rows that price the GPUs without their host VM.")
     ] = True,
@@ -141,27 +156,37 @@ def list_cloud_offers(
         as_of=_aware(as_of),
     )
     page = repo.list_cloud_offers(session, filters, repo.PageRequest(limit, offset, sort))
-    return PageRead(items=[cloud_offer_read(o) for o in page.items], total=page.total, limit=limit, offset=offset)
+    return PageRead(
+        items=[cloud_offer_read(o) for o in page.items], total=page.total, limit=limit, offset=offset
+    )
 
 
 @router.get(
-    "/cloud-offers/{offer_id}", operation_id="get_cloud_offer", response_model=CloudOfferRead, responses=NOT_FOUND
+    "/cloud-offers/{offer_id}",
+    operation_id="get_cloud_offer",
+    response_model=CloudOfferRead,
+    responses=NOT_FOUND,
 )
 def get_cloud_offer(session: SessionDep, offer_id: int) -> CloudOfferRead:
     return cloud_offer_read(repo.get_cloud_offer(session, offer_id))
 
 
-@router.get("/api-prices", operation_id="list_api_prices", response_model=PageRead[ApiPriceRead], responses=INVALID)
+@router.get(
+    "/api-prices", operation_id="list_api_prices", response_model=PageRead[ApiPriceRead], responses=INVALID
+)
 def list_api_prices(
     session: SessionDep,
     provider: str | None = None,
     model: Annotated[
-        str | None, Query(description="A catalog model id (the open model served) or part of a hosted model id.")
+        str | None,
+        Query(description="A catalog model id (the open model served) or part of a hosted model id."),
     ] = None,
     mode: str | None = None,
     max_input_usd_per_million_tokens: Annotated[Decimal | None, Query(ge=0)] = None,
     max_output_usd_per_million_tokens: Annotated[Decimal | None, Query(ge=0)] = None,
-    include_suspect: Annotated[bool, Query(description="Also list prices that are 0 or missing in the source.")] = False,
+    include_suspect: Annotated[
+        bool, Query(description="Also list prices that are 0 or missing in the source.")
+    ] = False,
     include_deprecated: bool = True,
     as_of: AsOf = None,
     sort: str | None = _sort(repo.API_PRICE_SORTS),
@@ -179,10 +204,14 @@ def list_api_prices(
         as_of=_aware(as_of),
     )
     page = repo.list_api_prices(session, filters, repo.PageRequest(limit, offset, sort))
-    return PageRead(items=[api_price_read(p) for p in page.items], total=page.total, limit=limit, offset=offset)
+    return PageRead(
+        items=[api_price_read(p) for p in page.items], total=page.total, limit=limit, offset=offset
+    )
 
 
-@router.get("/api-prices/{price_id}", operation_id="get_api_price", response_model=ApiPriceRead, responses=NOT_FOUND)
+@router.get(
+    "/api-prices/{price_id}", operation_id="get_api_price", response_model=ApiPriceRead, responses=NOT_FOUND
+)
 def get_api_price(session: SessionDep, price_id: int) -> ApiPriceRead:
     return api_price_read(repo.get_api_price(session, price_id))
 

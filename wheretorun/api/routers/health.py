@@ -21,7 +21,9 @@ def healthz() -> HealthRead:
     "/readyz",
     operation_id="readyz",
     response_model=HealthRead,
-    responses={503: {"description": "The database cannot be reached", "content": {"application/problem+json": {}}}},
+    responses={
+        503: {"description": "The database cannot be reached", "content": {"application/problem+json": {}}}
+    },
 )
 def readyz(request: Request) -> HealthRead:
     """The database answers."""

@@ -44,7 +44,9 @@ def upgrade() -> None:
         sa.Column("tdp_w", sa.Float(), nullable=True),
         sa.Column("interconnect", sa.String(length=80), nullable=True),
         sa.Column("interconnect_gb_s", sa.Float(), nullable=True),
+        sa.Column("internode_gb_s", sa.Float(), nullable=True),
         sa.Column("spec_source", sa.Text(), nullable=False),
+        sa.Column("notes", sa.Text(), nullable=True),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_accelerators")),
     )
     with op.batch_alter_table("accelerators", schema=None) as batch_op:
@@ -91,8 +93,8 @@ def upgrade() -> None:
 
     op.create_table(
         "accelerator_aliases",
-        sa.Column("key", sa.String(length=200), nullable=False),
         sa.Column("alias", sa.String(length=200), nullable=False),
+        sa.Column("key", sa.String(length=200), nullable=False),
         sa.Column("accelerator_id", sa.String(length=80), nullable=False),
         sa.ForeignKeyConstraint(
             ["accelerator_id"],
@@ -100,12 +102,13 @@ def upgrade() -> None:
             name=op.f("fk_accelerator_aliases_accelerator_id_accelerators"),
             ondelete="CASCADE",
         ),
-        sa.PrimaryKeyConstraint("key", name=op.f("pk_accelerator_aliases")),
+        sa.PrimaryKeyConstraint("alias", name=op.f("pk_accelerator_aliases")),
     )
     with op.batch_alter_table("accelerator_aliases", schema=None) as batch_op:
         batch_op.create_index(
             batch_op.f("ix_accelerator_aliases_accelerator_id"), ["accelerator_id"], unique=False
         )
+        batch_op.create_index(batch_op.f("ix_accelerator_aliases_key"), ["key"], unique=False)
 
     op.create_table(
         "api_prices",
@@ -174,6 +177,7 @@ def upgrade() -> None:
         sa.Column("zone_count", sa.Integer(), nullable=False),
         sa.Column("accelerator_only", sa.Boolean(), nullable=False),
         sa.Column("suspect_reason", sa.Text(), nullable=True),
+        sa.Column("note", sa.Text(), nullable=True),
         sa.Column("source", sa.Text(), nullable=False),
         sa.Column("fetched_at", TIMESTAMP, nullable=False),
         sa.Column("effective_from", TIMESTAMP, nullable=False),
@@ -275,6 +279,7 @@ def downgrade() -> None:
 
     op.drop_table("api_prices")
     with op.batch_alter_table("accelerator_aliases", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_accelerator_aliases_key"))
         batch_op.drop_index(batch_op.f("ix_accelerator_aliases_accelerator_id"))
 
     op.drop_table("accelerator_aliases")
