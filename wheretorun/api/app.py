@@ -9,7 +9,7 @@ from fastapi import FastAPI
 from sqlalchemy import Engine
 
 from wheretorun.api.errors import install_error_handlers
-from wheretorun.api.routers import catalog, health
+from wheretorun.api.routers import catalog, estimates, health
 from wheretorun.pricing.bootstrap import prepare_database
 from wheretorun.pricing.db import create_db_engine, make_session_factory
 from wheretorun.settings import Settings, get_settings
@@ -51,4 +51,5 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(catalog.router)
+    app.include_router(estimates.router)
     return app

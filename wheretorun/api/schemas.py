@@ -60,6 +60,8 @@ class AcceleratorRead(ReadModel):
     interconnect: str | None
     interconnect_gb_s: float | None = Field(description="Scale-up link, unidirectional, per accelerator.")
     internode_gb_s: float | None = Field(description="Scale-out network per accelerator, GB/s.")
+    family: str | None = Field(description="Chip architecture (hopper, ada, cdna3, ...).")
+    memory_kind: str | None = Field(description="hbm | gddr | unified")
     spec_source: str = Field(description="Where each figure came from.")
     notes: str | None = Field(description="Mapping decisions and caveats.")
     aliases: list[str] = Field(description="Every spelling of this accelerator the sources use.")

@@ -104,6 +104,8 @@ class Accelerator(Base):
     interconnect: Mapped[str | None] = mapped_column(String(80))
     interconnect_gb_s: Mapped[float | None] = mapped_column(Float)
     internode_gb_s: Mapped[float | None] = mapped_column(Float)
+    family: Mapped[str | None] = mapped_column(String(40))
+    memory_kind: Mapped[str | None] = mapped_column(String(20))
     spec_source: Mapped[str] = mapped_column(Text)
     notes: Mapped[str | None] = mapped_column(Text)
 

@@ -49,6 +49,8 @@ class AcceleratorRecord:
     aliases: tuple[str, ...] = ()
     notes: str | None = None  # mapping decisions and caveats (why a spelling means this part, ...)
     internode_gb_s: float | None = None  # scale-out network per accelerator, GB/s (Epoch bit/s / 8)
+    family: str | None = None  # chip architecture (hopper, ada, cdna3, ...): the engine's efficiency key
+    memory_kind: str | None = None  # hbm | gddr | unified
 
 
 @dataclass(frozen=True, slots=True)

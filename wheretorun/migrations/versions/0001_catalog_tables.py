@@ -45,6 +45,8 @@ def upgrade() -> None:
         sa.Column("interconnect", sa.String(length=80), nullable=True),
         sa.Column("interconnect_gb_s", sa.Float(), nullable=True),
         sa.Column("internode_gb_s", sa.Float(), nullable=True),
+        sa.Column("family", sa.String(length=40), nullable=True),
+        sa.Column("memory_kind", sa.String(length=20), nullable=True),
         sa.Column("spec_source", sa.Text(), nullable=False),
         sa.Column("notes", sa.Text(), nullable=True),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_accelerators")),

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -40,6 +40,8 @@ __all__ = ["KINDS", "AliasResolver", "load_resolver", "read_accelerators"]
 KINDS = frozenset({"datacenter", "workstation", "consumer", "tpu", "other"})
 
 CURATED_FILE = "accelerators.csv"
+ARCHITECTURE_FILE = "accelerator_architecture.csv"
+MEMORY_KINDS = ("hbm", "gddr", "unified")
 CALIBRATION_FILE = Path("calibration") / "gpus.csv"
 EPOCH_FILE = Path("sources") / "epoch-ml-hardware" / "ml_hardware.csv"
 SKYPILOT_DIR = Path("sources") / "skypilot-catalog"
@@ -93,8 +95,28 @@ def read_accelerators(data_dir: Path) -> list[AcceleratorRecord]:
         for stub in curated
     ]
     records += [_epoch_record(row) for row in epoch_only]
+    records = _with_architecture(records, data_dir / ARCHITECTURE_FILE)
     AliasResolver(records, offer_rules=())  # raises if two parts claim one spelling or one id
     return records
+
+
+def _with_architecture(records: list[AcceleratorRecord], path: Path) -> list[AcceleratorRecord]:
+    """Chip family and memory technology from `accelerator_architecture.csv` (each row says why)."""
+    rows = {row["id"]: row for row in csv_rows(read_text(path))}
+    unknown = set(rows) - {record.id for record in records}
+    if unknown:
+        raise ValueError(f"{path.name}: no accelerator with id {sorted(unknown)}")
+    for row in rows.values():
+        if row["memory_kind"] not in MEMORY_KINDS:
+            raise ValueError(
+                f"{path.name}: {row['id']}: memory_kind {row['memory_kind']!r} not in {MEMORY_KINDS}"
+            )
+    return [
+        replace(record, family=rows[record.id]["family"], memory_kind=rows[record.id]["memory_kind"])
+        if record.id in rows
+        else record
+        for record in records
+    ]
 
 
 def load_resolver(data_dir: Path, records: Iterable[AcceleratorRecord] | None = None) -> AliasResolver:

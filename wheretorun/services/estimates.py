@@ -1,0 +1,113 @@
+"""Estimate requests: resolve catalog references, build the engine's inputs, run the engine.
+
+Impossible inputs come back as `InvalidInput` naming the request field (`body.model.layers`,
+`body.tensor_parallel`), whether pydantic, the catalog or the engine found them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from sqlalchemy.orm import Session
+
+from wheretorun import engine
+from wheretorun.api.estimate_schemas import (
+    AcceleratorSpecIn,
+    InferenceEstimateCreate,
+    ModelArchitectureIn,
+    TrainingEstimateCreate,
+)
+from wheretorun.errors import InvalidInput, NotFound
+from wheretorun.pricing.snapshot import load_accelerator_spec, load_model_architecture
+
+__all__ = ["estimate_inference", "estimate_training", "resolve_accelerator", "resolve_model"]
+
+T = TypeVar("T")
+
+
+def _engine_call(prefix: str, build: Callable[[], T]) -> T:
+    """Run `build`, turning the engine's InvalidSpec into InvalidInput under `prefix`."""
+    try:
+        return build()
+    except engine.InvalidSpec as error:
+        raise InvalidInput(f"{prefix}.{error.field}", error.reason) from error
+
+
+def resolve_model(session: Session, ref: str | ModelArchitectureIn, field: str) -> engine.ModelArchitecture:
+    if isinstance(ref, str):
+        try:
+            return load_model_architecture(session, ref, field)
+        except NotFound as error:
+            raise InvalidInput(field, f"no catalog model {ref!r} (GET /v1/models lists them)") from error
+    values = ref.model_dump()
+    values["attention"] = engine.AttentionKind(values["attention"])
+    return _engine_call(field, lambda: engine.ModelArchitecture(**values))
+
+
+def resolve_accelerator(session: Session, ref: str | AcceleratorSpecIn, field: str) -> engine.AcceleratorSpec:
+    if isinstance(ref, str):
+        try:
+            return load_accelerator_spec(session, ref, field)
+        except NotFound as error:
+            raise InvalidInput(
+                field, f"no catalog accelerator {ref!r} (GET /v1/accelerators lists them)"
+            ) from error
+    values = ref.model_dump()
+    values["memory_kind"] = engine.MemoryKind(values["memory_kind"])
+    return _engine_call(field, lambda: engine.AcceleratorSpec(**values))
+
+
+def _precision(value: str, field: str) -> engine.Precision:
+    return _engine_call("body", lambda: engine.parse_precision(value, field))
+
+
+def estimate_inference(session: Session, request: InferenceEstimateCreate) -> dict[str, Any]:
+    model = resolve_model(session, request.model, "body.model")
+    accelerator = resolve_accelerator(session, request.accelerator, "body.accelerator")
+    speculative = None
+    if request.speculative is not None:
+        draft = resolve_model(session, request.speculative.draft_model, "body.speculative.draft_model")
+        speculative = _engine_call(
+            "body",
+            lambda: engine.SpeculativeDecoding(
+                draft_model=draft,
+                draft_tokens=request.speculative.draft_tokens,  # type: ignore[union-attr]
+                acceptance_rate=request.speculative.acceptance_rate,  # type: ignore[union-attr]
+            ),
+        )
+    offload = None
+    if request.cpu_offload is not None:
+        offload = _engine_call("body", lambda: engine.CpuOffload(**request.cpu_offload.model_dump()))  # type: ignore[union-attr]
+    config = _engine_call(
+        "body",
+        lambda: engine.InferenceConfig(
+            accelerator_count=request.accelerator_count,
+            weight_precision=_precision(request.weight_precision, "weight_precision"),
+            kv_cache_precision=_precision(request.kv_cache_precision, "kv_cache_precision"),
+            engine=engine.ServingEngine(request.engine),
+            input_tokens=request.input_tokens,
+            output_tokens=request.output_tokens,
+            concurrency=request.concurrency,
+            tensor_parallel=request.tensor_parallel,
+            pipeline_parallel=request.pipeline_parallel,
+            ttft_target_ms=request.ttft_target_ms,
+            tpot_target_ms=request.tpot_target_ms,
+            speculative=speculative,
+            cpu_offload=offload,
+        ),
+    )
+    estimate = _engine_call("body", lambda: engine.estimate_inference(model, accelerator, config))
+    return {"model": model.name, "accelerator": accelerator.name, **dataclasses.asdict(estimate)}
+
+
+def estimate_training(session: Session, request: TrainingEstimateCreate) -> dict[str, Any]:
+    model = resolve_model(session, request.model, "body.model")
+    accelerator = resolve_accelerator(session, request.accelerator, "body.accelerator")
+    fields = request.model_dump(exclude={"model", "accelerator"})
+    fields["method"] = engine.TrainingMethod(fields["method"])
+    fields["precision"] = _precision(request.precision, "precision")
+    config = _engine_call("body", lambda: engine.TrainingConfig(**fields))
+    estimate = _engine_call("body", lambda: engine.estimate_training(model, accelerator, config))
+    return {"model": model.name, "accelerator": accelerator.name, **dataclasses.asdict(estimate)}
