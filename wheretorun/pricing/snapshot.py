@@ -7,14 +7,38 @@ The engine never sees the database: the service layer looks rows up here and han
 
 from __future__ import annotations
 
+import datetime as dt
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select, true
 from sqlalchemy.orm import Session
 
 from wheretorun.engine import AcceleratorSpec, AttentionKind, InvalidSpec, MemoryKind, ModelArchitecture
-from wheretorun.errors import InvalidInput
+from wheretorun.engine.catalog import AcceleratorEntry, ApiPriceOffer, CatalogSnapshot, ModelEntry
+from wheretorun.engine.catalog import CloudOffer as EngineCloudOffer
+from wheretorun.engine.catalog import HardwarePrice as EngineHardwarePrice
+from wheretorun.errors import InvalidInput, Unavailable
 from wheretorun.pricing import repositories as repo
-from wheretorun.pricing.models import Accelerator, Model
+from wheretorun.pricing.models import (
+    Accelerator,
+    ApiPrice,
+    CatalogVersion,
+    CloudOffer,
+    HardwarePrice,
+    Model,
+)
 
-__all__ = ["accelerator_spec", "load_accelerator_spec", "load_model_architecture", "model_architecture"]
+__all__ = [
+    "accelerator_spec",
+    "SnapshotCache",
+    "build_snapshot",
+    "catalog_version_in_force",
+    "load_accelerator_spec",
+    "load_model_architecture",
+    "model_architecture",
+]
 
 
 def model_architecture(model: Model, field: str = "model") -> ModelArchitecture:
@@ -112,3 +136,148 @@ def load_model_architecture(session: Session, model_id: str, field: str = "model
 
 def load_accelerator_spec(session: Session, name_or_id: str, field: str = "accelerator") -> AcceleratorSpec:
     return accelerator_spec(repo.get_accelerator(session, name_or_id), field)
+
+
+# --- the whole catalog at one moment ---------------------------------------------------------
+
+
+def catalog_version_in_force(session: Session, as_of: dt.datetime | None) -> int:
+    """The newest catalog version whose prices are in force at `as_of` (now when None)."""
+    query = select(func.max(CatalogVersion.id))
+    if as_of is not None:
+        query = query.where(CatalogVersion.created_at <= as_of)
+    version = session.scalar(query)
+    if version is None:
+        # a moment before the first load: the seed's prices start at their sources' dates
+        version = session.scalar(select(func.min(CatalogVersion.id)))
+    if version is None:
+        raise Unavailable("the catalog is empty: run `wheretorun db seed`")
+    return int(version)
+
+
+def build_snapshot(session: Session, as_of: dt.datetime | None = None) -> CatalogSnapshot:
+    """Every accelerator, model and price in force at `as_of`, as immutable engine values.
+
+    Suspect prices are left out (they are not real prices), and so are cloud offers whose
+    accelerator is unknown to the catalog.
+    """
+    moment = as_of or dt.datetime.now(dt.UTC)
+    accelerators = {a.id: _accelerator_entry(a) for a in session.scalars(select(Accelerator))}
+    models = {m.id: _model_entry(m) for m in session.scalars(select(Model))}
+    return CatalogSnapshot(
+        version=catalog_version_in_force(session, as_of),
+        as_of=moment,
+        accelerators=accelerators,
+        models=models,
+        cloud_offers=_cloud_offers(session, moment),
+        api_prices=_api_prices(session, moment),
+        hardware_prices=_hardware_prices(session, moment),
+    )
+
+
+def _in_force(table: Any, moment: dt.datetime) -> Any:
+    return and_(
+        table.effective_from <= moment,
+        or_(table.effective_to.is_(None), table.effective_to > moment),
+        table.suspect_reason.is_(None) if hasattr(table, "suspect_reason") else true(),
+    )
+
+
+def _accelerator_entry(row: Accelerator) -> AcceleratorEntry:
+    try:
+        spec: AcceleratorSpec | None = accelerator_spec(row)
+    except InvalidInput:
+        spec = None
+    return AcceleratorEntry(id=row.id, name=row.name, vendor=row.vendor, kind=row.kind, spec=spec)
+
+
+def _model_entry(row: Model) -> ModelEntry:
+    try:
+        architecture: ModelArchitecture | None = model_architecture(row)
+    except InvalidInput:
+        architecture = None
+    return ModelEntry(
+        id=row.id, name=row.name, family=row.family, open_weights=row.open_weights, architecture=architecture
+    )
+
+
+def _cloud_offers(session: Session, moment: dt.datetime) -> tuple[EngineCloudOffer, ...]:
+    query = (
+        select(CloudOffer)
+        .where(_in_force(CloudOffer, moment), CloudOffer.accelerator_id.is_not(None))
+        .order_by(CloudOffer.id)
+    )
+    return tuple(
+        EngineCloudOffer(
+            id=o.id,
+            provider=o.provider,
+            region=o.region,
+            instance_type=o.instance_type,
+            accelerator_id=o.accelerator_id or "",
+            accelerator_count=o.accelerator_count,
+            on_demand_usd_per_hour=o.on_demand_usd_per_hour,
+            spot_usd_per_hour=o.spot_usd_per_hour,
+            accelerator_only=o.accelerator_only,
+            source=o.source,
+        )
+        for o in session.scalars(query.execution_options(yield_per=1000))
+    )
+
+
+def _api_prices(session: Session, moment: dt.datetime) -> tuple[ApiPriceOffer, ...]:
+    query = select(ApiPrice).where(_in_force(ApiPrice, moment)).order_by(ApiPrice.id)
+    return tuple(
+        ApiPriceOffer(
+            id=p.id,
+            provider=p.provider,
+            model_id=p.model_id,
+            catalog_model_id=p.catalog_model_id,
+            input_usd_per_million_tokens=p.input_usd_per_million_tokens,
+            cached_input_usd_per_million_tokens=p.cached_input_usd_per_million_tokens,
+            output_usd_per_million_tokens=p.output_usd_per_million_tokens,
+            batch_input_usd_per_million_tokens=p.batch_input_usd_per_million_tokens,
+            batch_output_usd_per_million_tokens=p.batch_output_usd_per_million_tokens,
+            context_window_tokens=p.context_window_tokens,
+            source=p.source,
+        )
+        for p in session.scalars(query.execution_options(yield_per=1000))
+    )
+
+
+def _hardware_prices(session: Session, moment: dt.datetime) -> dict[str, EngineHardwarePrice]:
+    query = select(HardwarePrice).where(_in_force(HardwarePrice, moment))
+    return {
+        p.accelerator_id: EngineHardwarePrice(
+            accelerator_id=p.accelerator_id, usd_per_unit=p.usd_per_unit, source=p.source
+        )
+        for p in session.scalars(query)
+    }
+
+
+class SnapshotCache:
+    """Snapshots by (catalog version, as_of), so repeated recommendations skip the ~0.2 s load.
+
+    A snapshot "as of now" is keyed by the newest catalog version and the day: an import makes a
+    new version (a new key), and prices that start or end during the day are seen the next day at
+    the latest. An explicit `as_of` is its own key.
+    """
+
+    def __init__(self, size: int = 8) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple[int, str], CatalogSnapshot] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, session: Session, as_of: dt.datetime | None = None) -> CatalogSnapshot:
+        version = catalog_version_in_force(session, as_of)
+        moment = as_of.isoformat() if as_of is not None else f"day:{dt.datetime.now(dt.UTC).date()}"
+        key = (version, moment)
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key]
+        snapshot = build_snapshot(session, as_of)
+        with self._lock:
+            self._entries[key] = snapshot
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return snapshot

@@ -1,0 +1,67 @@
+"""The catalog snapshot handed to the engine: what is in it, what is left out, and as-of dates."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from wheretorun.pricing.models import ApiPrice, CatalogVersion, CloudOffer, HardwarePrice
+from wheretorun.pricing.snapshot import SnapshotCache, build_snapshot
+
+
+def _count(session: Session, *where: object) -> int:
+    return session.scalar(select(func.count()).select_from(CloudOffer).where(*where)) or 0
+
+
+def test_snapshot_holds_every_trustworthy_current_price(session: Session) -> None:
+    snapshot = build_snapshot(session)
+    trustworthy = _count(
+        session,
+        CloudOffer.effective_to.is_(None),
+        CloudOffer.suspect_reason.is_(None),
+        CloudOffer.accelerator_id.is_not(None),
+    )
+    assert len(snapshot.cloud_offers) == trustworthy
+    suspect_ids = set(session.scalars(select(ApiPrice.id).where(ApiPrice.suspect_reason.is_not(None))))
+    assert suspect_ids
+    assert not suspect_ids & {price.id for price in snapshot.api_prices}
+    assert len(snapshot.hardware_prices) == session.scalar(select(func.count()).select_from(HardwarePrice))
+    assert snapshot.version >= 1
+
+
+def test_snapshot_turns_catalog_rows_into_engine_values(session: Session) -> None:
+    snapshot = build_snapshot(session)
+    h100 = snapshot.accelerators["h100-sxm"].spec
+    assert h100 is not None
+    assert h100.memory_gb == 80
+    assert h100.memory_bandwidth_gb_s == 3350
+    deepseek = snapshot.models["deepseek-v3"].architecture
+    assert deepseek is not None
+    # MLA caches one 576-element latent per layer (kv_lora_rank 512 + rope 64), calibration models.csv
+    assert deepseek.cached_elements_per_layer == 576
+    assert deepseek.active_params_b is not None
+    assert deepseek.active_params_b < deepseek.total_params_b
+    proprietary = [m for m in snapshot.models.values() if not m.open_weights]
+    assert proprietary
+    assert all(m.architecture is None for m in proprietary)
+
+
+def test_snapshot_before_the_catalog_has_no_prices(session: Session) -> None:
+    snapshot = build_snapshot(session, dt.datetime(2000, 1, 1, tzinfo=dt.UTC))
+    assert snapshot.cloud_offers == ()
+    assert snapshot.api_prices == ()
+
+
+def test_cache_returns_the_same_snapshot_until_the_version_changes(session: Session) -> None:
+    cache = SnapshotCache()
+    first = cache.get(session)
+    assert cache.get(session) is first
+    past = cache.get(session, dt.datetime(2000, 1, 1, tzinfo=dt.UTC))
+    assert past is not first
+    session.add(CatalogVersion(created_at=dt.datetime.now(dt.UTC), kind="import", description="test", sources=[]))
+    session.flush()
+    newer = cache.get(session)
+    assert newer is not first
+    assert newer.version == first.version + 1
