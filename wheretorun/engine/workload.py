@@ -74,9 +74,12 @@ class InferenceWorkload:
         )
         _finite_at_least(self.peak_to_average, 1, "workload.peak_to_average")
         if self.hourly_profile is not None:
-            _require(len(self.hourly_profile) == 24, "workload.hourly_profile", "needs 24 values, one per hour")
             _require(
-                all(math.isfinite(v) and v >= 0 for v in self.hourly_profile) and sum(self.hourly_profile) > 0,
+                len(self.hourly_profile) == 24, "workload.hourly_profile", "needs 24 values, one per hour"
+            )
+            _require(
+                all(math.isfinite(v) and v >= 0 for v in self.hourly_profile)
+                and sum(self.hourly_profile) > 0,
                 "workload.hourly_profile",
                 "values must be non-negative and not all zero",
             )
@@ -87,7 +90,11 @@ class InferenceWorkload:
         )
         for name in ("ttft_ms", "tpot_ms"):
             target = getattr(self, name)
-            _require(target is None or (math.isfinite(target) and target > 0), f"workload.{name}", "must be positive")
+            _require(
+                target is None or (math.isfinite(target) and target > 0),
+                f"workload.{name}",
+                "must be positive",
+            )
         _require(self.redundancy >= 0, "workload.redundancy", "must not be negative")
 
     @property
@@ -133,8 +140,12 @@ class BatchWorkload:
             "workload.deadline_hours",
             "must be positive",
         )
-        _require(self.input_tokens_per_request >= 1, "workload.input_tokens_per_request", "must be at least 1")
-        _require(self.output_tokens_per_request >= 1, "workload.output_tokens_per_request", "must be at least 1")
+        _require(
+            self.input_tokens_per_request >= 1, "workload.input_tokens_per_request", "must be at least 1"
+        )
+        _require(
+            self.output_tokens_per_request >= 1, "workload.output_tokens_per_request", "must be at least 1"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +196,10 @@ class Constraints:
     def __post_init__(self) -> None:
         for name in ("max_usd_per_month", "max_capex_usd"):
             cap = getattr(self, name)
-            _require(cap is None or (math.isfinite(cap) and cap >= 0), f"constraints.{name}", "must not be negative")
+            _require(
+                cap is None or (math.isfinite(cap) and cap >= 0),
+                f"constraints.{name}",
+                "must not be negative",
+            )
         overlap = set(self.allowed_providers) & set(self.excluded_providers)
         _require(not overlap, "constraints.excluded_providers", f"also allowed: {sorted(overlap)}")
