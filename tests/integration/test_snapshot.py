@@ -60,7 +60,9 @@ def test_cache_returns_the_same_snapshot_until_the_version_changes(session: Sess
     assert cache.get(session) is first
     past = cache.get(session, dt.datetime(2000, 1, 1, tzinfo=dt.UTC))
     assert past is not first
-    session.add(CatalogVersion(created_at=dt.datetime.now(dt.UTC), kind="import", description="test", sources=[]))
+    session.add(
+        CatalogVersion(created_at=dt.datetime.now(dt.UTC), kind="import", description="test", sources=[])
+    )
     session.flush()
     newer = cache.get(session)
     assert newer is not first
