@@ -7,6 +7,8 @@ Create Date: 2026-11-30
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -17,7 +19,7 @@ branch_labels = None
 depends_on = None
 
 
-def money(precision: int, scale: int) -> sa.types.TypeEngine:
+def money(precision: int, scale: int) -> sa.types.TypeEngine[Decimal]:
     """Exact amounts: NUMERIC on PostgreSQL, a scaled integer on SQLite (see pricing/types.py)."""
     return sa.Numeric(precision, scale).with_variant(sa.BigInteger(), "sqlite")
 
