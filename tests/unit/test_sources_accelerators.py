@@ -233,14 +233,16 @@ def test_nothing_is_invented(by_id: dict[str, AcceleratorRecord]) -> None:
         for field in spec_fields:
             if getattr(record, field) is not None:
                 assert field in record.spec_source, (record.id, field)
-    # Parts no spec source covers keep their unknowns empty; memory comes from SkyPilot GpuInfo.
+    # Parts neither calibration nor Epoch covers: every figure comes from the sourced extras file or,
+    # for memory, from SkyPilot GpuInfo (see test_sources_accelerator_extras.py).
     for part in ("rtx-5090", "a30", "h200-nvl", "rtx-a4500"):
         record = by_id[part]
         assert record.memory_gb is not None
-        assert record.bf16_tflops is None
-        assert record.memory_bandwidth_gb_s is None
-        assert "SkyPilot" in record.spec_source
-    for part in ("radeon-instinct-mi25", "qualcomm-ai100", "aws-inferentia"):
+        assert "calibration/gpus.csv" not in record.spec_source
+        assert "Epoch AI" not in record.spec_source
+        assert "accelerator_specs_extra.csv" in record.spec_source
+    assert by_id["rtx-2000-ada"].bf16_tflops is None  # no citable dense tensor figure
+    for part in ("qualcomm-ai100", "aws-inferentia"):
         assert by_id[part].memory_gb is None
         assert by_id[part].spec_source == "no sourced figures"
 
@@ -259,7 +261,7 @@ def test_purchase_prices_come_from_the_sources(by_id: dict[str, AcceleratorRecor
     assert by_id["h100-sxm"].purchase_price_usd == Decimal(
         epoch["NVIDIA H100 SXM5 80GB"]["Release price (USD)"]
     )
-    assert by_id["rtx-5090"].purchase_price_usd is None
+    assert by_id["rtx-a4500"].purchase_price_usd is None  # no calibration, Epoch or sourced extra price
     for record in by_id.values():
         assert (record.purchase_price_usd is None) == (record.purchase_price_source is None)
         assert record.purchase_price_usd is None or record.purchase_price_usd > 0

@@ -8,8 +8,14 @@ to `spec_source`:
 2. Epoch AI `ml_hardware.csv` (CC BY 4.0), converted: FLOP/s -> TFLOPS, bytes -> GB, byte/s -> GB/s,
    `Internode bandwidth (bit/s)` / 8 -> GB/s. Several Epoch rows can name one part (`NVIDIA A100` and
    `NVIDIA A100 SXM4 40 GB`); they are used in the order the curated `aliases` list them;
-3. memory only: the per-GPU memory in SkyPilot's `GpuInfo`, per-cloud quirks undone (`gpuinfo.py`),
-   for parts neither source covers (RTX 5090, A30, GH200, ...).
+3. `data/accelerator_specs_extra.csv` (ours): one row per figure (`id`, `field`, `value`, `source`,
+   `notes`) for parts and fields neither source covers (RTX 5090, A30, H200 NVL, ...), each citing a
+   public source (repository + path + commit, or URL). A price there is used only where calibration
+   and Epoch have none;
+4. memory only: the per-GPU memory in SkyPilot's `GpuInfo`, per-cloud quirks undone (`gpuinfo.py`).
+   Memory rule between 3 and 4: where both exist and differ by at most 1 GB (`MEMORY_AGREEMENT_GB`),
+   the cloud reading is kept; where they differ by more, the sourced figure of step 3 replaces it
+   (H200 NVL: RunPod 143 -> 141).
 
 Nothing is estimated: an unknown figure stays None. Epoch rows that are not one of our curated
 parts become accelerators of their own (slug id, kind from Epoch's `Type` and the name).
@@ -35,12 +41,20 @@ from wheretorun.pricing.sources._text import (
 from wheretorun.pricing.sources.aliases import RULES_FILE, AliasResolver, normalise_alias, read_offer_rules
 from wheretorun.pricing.sources.gpuinfo import parse_gpu_info, per_gpu_memory_gb
 
-__all__ = ["KINDS", "AliasResolver", "load_resolver", "read_accelerators"]
+__all__ = [
+    "EXTRA_FIELDS",
+    "KINDS",
+    "MEMORY_AGREEMENT_GB",
+    "AliasResolver",
+    "load_resolver",
+    "read_accelerators",
+]
 
 KINDS = frozenset({"datacenter", "workstation", "consumer", "tpu", "other"})
 
 CURATED_FILE = "accelerators.csv"
 ARCHITECTURE_FILE = "accelerator_architecture.csv"
+EXTRAS_FILE = "accelerator_specs_extra.csv"
 MEMORY_KINDS = ("hbm", "gddr", "unified")
 CALIBRATION_FILE = Path("calibration") / "gpus.csv"
 EPOCH_FILE = Path("sources") / "epoch-ml-hardware" / "ml_hardware.csv"
@@ -62,6 +76,11 @@ _SPEC_FIELDS: dict[str, tuple[str | None, str | None, Decimal]] = {
     "int4_tops": (None, "INT4 performance (OP/s)", _TERA),
     "tdp_w": ("tdp_w", "TDP (W)", Decimal(1)),
 }
+
+# Fields `accelerator_specs_extra.csv` may give: every spec field, the link speeds, and a price.
+EXTRA_FIELDS = frozenset({*_SPEC_FIELDS, "interconnect_gb_s", "internode_gb_s", "purchase_price_usd"})
+# A sourced memory figure replaces a SkyPilot GpuInfo reading only where they differ by more than this.
+MEMORY_AGREEMENT_GB = 1.0
 
 
 @dataclass
@@ -90,8 +109,15 @@ def read_accelerators(data_dir: Path) -> list[AcceleratorRecord]:
     epoch_by_id, epoch_only = _epoch_rows(data_dir / EPOCH_FILE, names)
     rules = read_offer_rules(data_dir / RULES_FILE)
     skypilot_memory = _skypilot_memory(data_dir / SKYPILOT_DIR, AliasResolver(curated, rules))
+    extras = _read_extras(data_dir / EXTRAS_FILE, {stub.id for stub in curated})
     records = [
-        _merge(stub, calibration.get(stub.id), epoch_by_id.get(stub.id, []), skypilot_memory.get(stub.id))
+        _merge(
+            stub,
+            calibration.get(stub.id),
+            epoch_by_id.get(stub.id, []),
+            extras.get(stub.id, {}),
+            skypilot_memory.get(stub.id),
+        )
         for stub in curated
     ]
     records += [_epoch_record(row) for row in epoch_only]
@@ -344,6 +370,59 @@ def _epoch_record(row: Mapping[str, str]) -> AcceleratorRecord:
     )
 
 
+# --- accelerator_specs_extra.csv -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Extra:
+    """One sourced figure from `accelerator_specs_extra.csv`."""
+
+    value: Decimal
+    source: str
+    notes: str
+
+    @property
+    def label(self) -> str:
+        return f"{EXTRAS_FILE} ({self.source})"
+
+
+def _read_extras(path: Path, known_ids: set[str]) -> dict[str, dict[str, _Extra]]:
+    """Sourced figures by accelerator id and field; every row must name a curated part and a known field."""
+    by_id: dict[str, dict[str, _Extra]] = defaultdict(dict)
+    for number, row in enumerate(csv_rows(read_text(path)), start=2):
+        where = f"{path.name} line {number}"
+        accelerator_id, name = row["id"], row["field"]
+        if accelerator_id not in known_ids:
+            raise ValueError(f"{where}: no curated accelerator with id {accelerator_id!r}")
+        if name not in EXTRA_FIELDS:
+            raise ValueError(f"{where}: field {name!r} not in {sorted(EXTRA_FIELDS)}")
+        value = optional_decimal(row["value"])
+        if value is None or value <= 0:
+            raise ValueError(f"{where}: value {row['value']!r} is not a positive number")
+        if not row["source"]:
+            raise ValueError(f"{where}: a figure needs its source")
+        if name in by_id[accelerator_id]:
+            raise ValueError(f"{where}: a second {name} for {accelerator_id}")
+        by_id[accelerator_id][name] = _Extra(value, row["source"], row["notes"])
+    return dict(by_id)
+
+
+def _memory_choice(extra: _Extra | None, skypilot: tuple[float, str] | None) -> tuple[float, str] | None:
+    """The sourced memory figure, unless a SkyPilot reading agrees with it to within MEMORY_AGREEMENT_GB."""
+    if extra is None:
+        return skypilot
+    if skypilot is not None and abs(skypilot[0] - float(extra.value)) <= MEMORY_AGREEMENT_GB:
+        return skypilot
+    return float(extra.value), extra.label
+
+
+def _extra_price(extra: _Extra | None) -> tuple[Decimal, str] | None:
+    if extra is None:
+        return None
+    note = f"; {extra.notes}" if extra.notes else ""
+    return extra.value, f"{EXTRAS_FILE} purchase_price_usd {extra.value}: {extra.source}{note}"
+
+
 # --- SkyPilot GpuInfo memory ---------------------------------------------------------------------
 
 
@@ -385,6 +464,7 @@ def _merge(
     stub: AcceleratorRecord,
     calibration: Mapping[str, str] | None,
     epoch_rows: list[dict[str, str]],
+    extras: Mapping[str, _Extra],
     skypilot_memory: tuple[float, str] | None,
 ) -> AcceleratorRecord:
     merged = _Merged()
@@ -408,8 +488,13 @@ def _merge(
     for row in epoch_rows:
         _offer_epoch(merged, row)
         price = price or _epoch_price(row)
-    if skypilot_memory is not None:
-        merged.offer("memory_gb", *skypilot_memory)
+    for name, extra in extras.items():
+        if name not in {"memory_gb", "purchase_price_usd"}:
+            merged.offer(name, float(extra.value), extra.label)
+    price = price or _extra_price(extras.get("purchase_price_usd"))
+    memory = _memory_choice(extras.get("memory_gb"), skypilot_memory)
+    if memory is not None:
+        merged.offer("memory_gb", *memory)
     return _record(stub, merged, interconnect, price)
 
 
