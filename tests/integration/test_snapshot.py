@@ -66,4 +66,4 @@ def test_cache_returns_the_same_snapshot_until_the_version_changes(session: Sess
     session.flush()
     newer = cache.get(session)
     assert newer is not first
-    assert newer.version == first.version + 1
+    assert newer.version > first.version  # sequences are not rolled back on PostgreSQL

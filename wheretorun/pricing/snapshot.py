@@ -188,7 +188,9 @@ def _accelerator_entry(row: Accelerator) -> AcceleratorEntry:
         spec: AcceleratorSpec | None = accelerator_spec(row)
     except InvalidInput:
         spec = None
-    return AcceleratorEntry(id=row.id, name=row.name, vendor=row.vendor, kind=row.kind, spec=spec)
+    return AcceleratorEntry(
+        id=row.id, name=row.name, vendor=row.vendor, kind=row.kind, spec=spec, form_factor=row.form_factor
+    )
 
 
 def _model_entry(row: Model) -> ModelEntry:
