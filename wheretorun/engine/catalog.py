@@ -35,6 +35,7 @@ class AcceleratorEntry:
     vendor: str
     kind: str  # datacenter | workstation | consumer | tpu | other
     spec: AcceleratorSpec | None
+    form_factor: str | None = None  # "SXM5", "OAM", "PCIe", ...: decides how many fit a server
 
 
 @dataclass(frozen=True, slots=True)
