@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from wheretorun.cli_admin import keys_app, prices_app
 from wheretorun.settings import Settings, default_sqlite_path, get_settings
 
 app = typer.Typer(
@@ -15,6 +16,8 @@ app = typer.Typer(
 )
 db_app = typer.Typer(help="Create, migrate and seed the catalog database.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
+app.add_typer(prices_app, name="prices")
+app.add_typer(keys_app, name="keys")
 console = Console()
 
 

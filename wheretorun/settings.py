@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Annotated, Any
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 __all__ = ["Settings", "default_sqlite_path", "get_settings"]
 
@@ -39,12 +40,42 @@ class Settings(BaseSettings):
     )
     max_page_size: int = Field(default=500, ge=1, le=10_000)
 
+    # Security and price imports (README: "Price imports, API keys, as-of").
+    require_key_for_reads: bool = Field(
+        default=False, description="Catalog reads need an API key too (any scope). Writes always do."
+    )
+    max_upload_bytes: int = Field(
+        default=64 * 1024 * 1024, ge=1024, description="Largest import request body; above it, HTTP 413."
+    )
+    import_allowed_hosts: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=("raw.githubusercontent.com",),
+        description="Hosts price files may come from, comma-separated; `.example.com` allows subdomains.",
+    )
+    import_allow_private_addresses: bool = Field(
+        default=False,
+        description="Allow URL imports from hosts that resolve to private or loopback addresses.",
+    )
+    import_fetch_timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    import_fetch_retries: int = Field(default=3, ge=0, le=10, description="Retries after the first attempt.")
+    import_fetch_backoff_seconds: float = Field(default=0.5, ge=0, le=60, description="First wait; doubles.")
+    import_max_fetch_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
+    import_lock_timeout_seconds: float = Field(
+        default=30.0, gt=0, le=600, description="How long an import waits for a running one before HTTP 409."
+    )
+
     @field_validator("database_url")
     @classmethod
     def _known_driver(cls, url: str) -> str:
         if url and not url.startswith(("sqlite", "postgres")):
             raise ValueError("DATABASE_URL must be a sqlite:// or postgresql:// URL")
         return url
+
+    @field_validator("import_allowed_hosts", mode="before")
+    @classmethod
+    def _host_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(host.strip() for host in value.split(",") if host.strip())
+        return value
 
     def resolved_database_url(self) -> str:
         """The URL to connect to, with the psycopg (v3) driver for PostgreSQL."""

@@ -10,6 +10,7 @@ from sqlalchemy import inspect
 
 from wheretorun.pricing.db import alembic_config
 from wheretorun.pricing.models import Base
+from wheretorun.scenarios import models as _scenario_tables  # noqa: F401  (registers their tables)
 
 CATALOG_TABLES = {
     "accelerators",
@@ -19,6 +20,8 @@ CATALOG_TABLES = {
     "cloud_offers",
     "api_prices",
     "catalog_versions",
+    "scenarios",
+    "scenario_versions",
 }
 
 

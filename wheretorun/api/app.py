@@ -9,9 +9,10 @@ from fastapi import FastAPI
 from sqlalchemy import Engine
 
 from wheretorun.api.errors import install_error_handlers
-from wheretorun.api.routers import catalog, estimates, health
+from wheretorun.api.routers import admin, catalog, estimates, health, recommendations, scenarios
 from wheretorun.pricing.bootstrap import prepare_database
 from wheretorun.pricing.db import create_db_engine, make_session_factory
+from wheretorun.pricing.snapshot import SnapshotCache
 from wheretorun.settings import Settings, get_settings
 
 __all__ = ["create_app"]
@@ -48,8 +49,12 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.state.settings = settings
     app.state.engine = engine
     app.state.session_factory = make_session_factory(engine)
+    app.state.snapshots = SnapshotCache()
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(catalog.router)
     app.include_router(estimates.router)
+    app.include_router(admin.router)
+    app.include_router(recommendations.router)
+    app.include_router(scenarios.router)
     return app

@@ -1,16 +1,36 @@
-"""FastAPI dependencies: settings, and the one database session per request that owns its transaction."""
+"""FastAPI dependencies: settings, the one database session per request that owns its transaction,
+API-key authentication, and the injectable clock and URL fetcher."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import datetime as dt
+from collections.abc import Callable, Iterator
 from typing import Annotated
 
 from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
+from wheretorun.errors import Unauthorized
+from wheretorun.pricing.imports import Fetcher, fetcher_from_settings
+from wheretorun.security import Actor, Scope, authenticate, require_scope
 from wheretorun.settings import Settings
 
-__all__ = ["SessionDep", "SettingsDep", "get_session", "get_settings_dep"]
+__all__ = [
+    "AdminKey",
+    "ClockDep",
+    "FetcherDep",
+    "ReadKey",
+    "SessionDep",
+    "SettingsDep",
+    "WriteKey",
+    "catalog_reads",
+    "get_clock",
+    "get_fetcher",
+    "get_session",
+    "get_settings_dep",
+    "requires",
+]
 
 
 def get_settings_dep(request: Request) -> Settings:
@@ -36,3 +56,59 @@ def get_session(request: Request) -> Iterator[Session]:
 
 SessionDep = Annotated[Session, Depends(get_session)]
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
+
+
+# --- API keys ------------------------------------------------------------------------------------
+
+_bearer = HTTPBearer(
+    auto_error=False,
+    scheme_name="ApiKey",
+    description="An API key from `wheretorun keys create`, sent as `Authorization: Bearer <key>`.",
+)
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+
+
+def _actor(session: Session, credentials: HTTPAuthorizationCredentials | None) -> Actor:
+    if credentials is None:
+        raise Unauthorized(
+            "this needs an API key: send `Authorization: Bearer <key>` (made by `wheretorun keys create`)"
+        )
+    return authenticate(session, credentials.credentials)
+
+
+def requires(scope: Scope) -> Callable[[Session, HTTPAuthorizationCredentials | None], Actor]:
+    """A dependency that answers 401 without a valid key and 403 when its scope is below `scope`."""
+
+    def dependency(session: SessionDep, credentials: Credentials) -> Actor:
+        actor = _actor(session, credentials)
+        require_scope(actor, scope)
+        return actor
+
+    return dependency
+
+
+ReadKey = Annotated[Actor, Depends(requires(Scope.READ))]
+WriteKey = Annotated[Actor, Depends(requires(Scope.WRITE))]
+AdminKey = Annotated[Actor, Depends(requires(Scope.ADMIN))]
+
+
+def catalog_reads(settings: SettingsDep, session: SessionDep, credentials: Credentials) -> None:
+    """Catalog reads are open, unless `WHERETORUN_REQUIRE_KEY_FOR_READS` asks for a key (any scope)."""
+    if settings.require_key_for_reads:
+        _actor(session, credentials)
+
+
+# --- injectable collaborators (tests override these) -------------------------------------------
+
+
+def get_clock() -> Callable[[], dt.datetime]:
+    return lambda: dt.datetime.now(dt.UTC)
+
+
+def get_fetcher(settings: SettingsDep) -> Fetcher:
+    """Fetches URL imports under the settings' allow-list; tests override it with a MockTransport."""
+    return fetcher_from_settings(settings)
+
+
+ClockDep = Annotated[Callable[[], dt.datetime], Depends(get_clock)]
+FetcherDep = Annotated[Fetcher, Depends(get_fetcher)]

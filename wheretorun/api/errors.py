@@ -14,7 +14,20 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from wheretorun.errors import Conflict, InvalidInput, NotFound, Unavailable, WheretorunError
+from wheretorun.errors import (
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    MalformedFile,
+    NotFound,
+    PayloadTooLarge,
+    PreconditionFailed,
+    PreconditionRequired,
+    Unauthorized,
+    Unavailable,
+    UpstreamError,
+    WheretorunError,
+)
 
 __all__ = ["PROBLEM_JSON", "install_error_handlers", "problem_response"]
 
@@ -23,13 +36,23 @@ PROBLEM_JSON = "application/problem+json"
 _STATUS_BY_ERROR: dict[type[WheretorunError], int] = {
     NotFound: 404,
     InvalidInput: 422,
+    MalformedFile: 422,
     Conflict: 409,
+    Unauthorized: 401,
+    Forbidden: 403,
+    PayloadTooLarge: 413,
+    UpstreamError: 502,
     Unavailable: 503,
+    PreconditionFailed: 412,
+    PreconditionRequired: 428,
 }
 _TITLES = {
     400: "Bad request",
+    401: "Unauthorized",
+    403: "Forbidden",
     404: "Not found",
     405: "Method not allowed",
+    413: "Payload too large",
     422: "Invalid input",
     503: "Service unavailable",
 }
@@ -64,8 +87,24 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
 async def _domain_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, WheretorunError)
     status = next((code for kind, code in _STATUS_BY_ERROR.items() if isinstance(exc, kind)), 400)
-    errors = [{"field": exc.field, "reason": exc.reason}] if isinstance(exc, InvalidInput) else None
-    return problem_response(request, status, exc.title, exc.detail, errors)
+    errors: list[dict[str, Any]] | None = None
+    if isinstance(exc, InvalidInput):
+        errors = [{"field": exc.field, "reason": exc.reason}]
+    elif isinstance(exc, MalformedFile):
+        errors = [
+            {"field": exc.field, "row": problem.row, "column": problem.column, "reason": problem.reason}
+            for problem in exc.problems
+        ]
+    response = problem_response(request, status, exc.title, exc.detail, errors)
+    # RFC 6750: a bearer-token challenge on 401, and the reason on 403.
+    if isinstance(exc, Unauthorized):
+        challenge = 'Bearer realm="wheretorun"'
+        response.headers["WWW-Authenticate"] = challenge + (
+            ', error="invalid_token"' if exc.token_given else ""
+        )
+    elif isinstance(exc, Forbidden):
+        response.headers["WWW-Authenticate"] = 'Bearer realm="wheretorun", error="insufficient_scope"'
+    return response
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:

@@ -3,22 +3,26 @@ price per accelerator-hour, the suspect flag)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from decimal import Decimal
 
 from sqlalchemy.orm import Session
 
-from wheretorun.api.schemas import AcceleratorRead, ApiPriceRead, CloudOfferRead, ModelRead
+from wheretorun.api.schemas import AcceleratorRead, ApiPriceRead, CloudOfferRead, ModelRead, OverrideApplied
 from wheretorun.pricing import repositories as repo
-from wheretorun.pricing.models import Accelerator, ApiPrice, CloudOffer, Model
+from wheretorun.pricing.models import Accelerator, ApiPrice, CloudOffer, Model, PriceOverride
+from wheretorun.pricing.overrides import adjusted_token_price, effective_on_demand_usd_per_hour
 
 __all__ = ["accelerator_reads", "api_price_read", "cloud_offer_read", "model_reads"]
 
 _PER_ACCELERATOR_PLACES = Decimal("0.000001")
 
 
-def accelerator_reads(session: Session, accelerators: Sequence[Accelerator]) -> list[AcceleratorRead]:
-    prices = repo.current_hardware_prices(session, [a.id for a in accelerators])
+def accelerator_reads(
+    session: Session, accelerators: Sequence[Accelerator], as_of: dt.datetime | None = None
+) -> list[AcceleratorRead]:
+    prices = repo.current_hardware_prices(session, [a.id for a in accelerators], as_of)
     reads = []
     for accelerator in accelerators:
         price = prices.get(accelerator.id)
@@ -54,11 +58,22 @@ def _per_accelerator(price: Decimal | None, count: Decimal) -> Decimal | None:
     return (price / count).quantize(_PER_ACCELERATOR_PLACES)
 
 
-def cloud_offer_read(offer: CloudOffer) -> CloudOfferRead:
+def _override(override: PriceOverride | None) -> OverrideApplied | None:
+    return OverrideApplied.model_validate(override) if override is not None else None
+
+
+def cloud_offer_read(offer: CloudOffer, override: PriceOverride | None = None) -> CloudOfferRead:
+    """`override`: the price override in force for the offer, if any; list and effective prices are shown."""
     columns = {c: getattr(offer, c) for c in CloudOffer.__table__.columns.keys()}
+    effective = effective_on_demand_usd_per_hour(offer, override)
     return CloudOfferRead.model_validate(
         {
             **columns,
+            "effective_on_demand_usd_per_hour": effective,
+            "effective_on_demand_usd_per_accelerator_hour": _per_accelerator(
+                effective, offer.accelerator_count
+            ),
+            "override": _override(override),
             "accelerator_memory_gb": offer.accelerator.memory_gb if offer.accelerator else None,
             "on_demand_usd_per_accelerator_hour": _per_accelerator(
                 offer.on_demand_usd_per_hour, offer.accelerator_count
@@ -71,6 +86,18 @@ def cloud_offer_read(offer: CloudOffer) -> CloudOfferRead:
     )
 
 
-def api_price_read(price: ApiPrice) -> ApiPriceRead:
+def api_price_read(price: ApiPrice, override: PriceOverride | None = None) -> ApiPriceRead:
     columns = {c: getattr(price, c) for c in ApiPrice.__table__.columns.keys()}
-    return ApiPriceRead.model_validate({**columns, "suspect": price.suspect_reason is not None})
+    return ApiPriceRead.model_validate(
+        {
+            **columns,
+            "suspect": price.suspect_reason is not None,
+            "effective_input_usd_per_million_tokens": adjusted_token_price(
+                price.input_usd_per_million_tokens, override
+            ),
+            "effective_output_usd_per_million_tokens": adjusted_token_price(
+                price.output_usd_per_million_tokens, override
+            ),
+            "override": _override(override),
+        }
+    )

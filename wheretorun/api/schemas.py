@@ -15,9 +15,12 @@ __all__ = [
     "CatalogRead",
     "CatalogVersionRead",
     "CloudOfferRead",
+    "EnergyPriceRead",
     "HealthRead",
     "ModelRead",
+    "OverrideApplied",
     "PageRead",
+    "PricedPageRead",
 ]
 
 ItemT = TypeVar("ItemT")
@@ -32,6 +35,24 @@ class PageRead(BaseModel, Generic[ItemT]):
     total: int = Field(description="How many rows match the filters in all pages.")
     limit: int
     offset: int
+
+
+class PricedPageRead(PageRead[ItemT], Generic[ItemT]):
+    """A page of prices, with the catalog version and moment they were read at."""
+
+    catalog_version_id: int | None = Field(
+        description="The catalog version in force at `as_of` (or the newest one for a current read)."
+    )
+    as_of: dt.datetime | None = Field(description="The moment read; null: the current prices.")
+
+
+class OverrideApplied(ReadModel):
+    """The price override (negotiated price) behind an effective price."""
+
+    id: int
+    reason: str
+    multiplier: Decimal | None = Field(description="List price x this; null for a fixed price.")
+    fixed_usd_per_hour: Decimal | None = Field(description="The negotiated instance price, if fixed.")
 
 
 class PriceProvenance(ReadModel):
@@ -119,6 +140,11 @@ class CloudOfferRead(PriceProvenance):
     suspect: bool = Field(description="The price looks implausible; do not plan with it.")
     suspect_reason: str | None
     note: str | None = Field(description="Corrections and caveats that do not make the price suspect.")
+    effective_on_demand_usd_per_hour: Decimal | None = Field(
+        description="The on-demand price after a price override; the list price when none applies."
+    )
+    effective_on_demand_usd_per_accelerator_hour: Decimal | None
+    override: OverrideApplied | None = Field(None, description="The override in force, if any.")
 
 
 class ApiPriceRead(PriceProvenance):
@@ -138,6 +164,17 @@ class ApiPriceRead(PriceProvenance):
     deprecation_date: dt.date | None
     suspect: bool
     suspect_reason: str | None
+    effective_input_usd_per_million_tokens: Decimal | None = Field(
+        description="After a price override (it scales every token price); the list price without one."
+    )
+    effective_output_usd_per_million_tokens: Decimal | None
+    override: OverrideApplied | None = Field(None, description="The override in force, if any.")
+
+
+class EnergyPriceRead(PriceProvenance):
+    id: int
+    region: str
+    usd_per_kwh: Decimal
 
 
 class CatalogVersionRead(ReadModel):

@@ -7,6 +7,7 @@ from alembic import context
 
 from wheretorun.pricing.db import create_db_engine
 from wheretorun.pricing.models import Base
+from wheretorun.scenarios import models as _scenario_tables  # noqa: F401  (registers their tables)
 from wheretorun.settings import get_settings
 
 target_metadata = Base.metadata

@@ -15,12 +15,14 @@ from typing import Any
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
+from wheretorun.pricing.imports.canonical import calibration_energy_csv, read_canonical_prices
 from wheretorun.pricing.models import (
     Accelerator,
     AcceleratorAlias,
     ApiPrice,
     CatalogVersion,
     CloudOffer,
+    EnergyPrice,
     HardwarePrice,
     Model,
 )
@@ -83,6 +85,7 @@ def seed_catalog(session: Session, data_dir: Path = DATA_DIR, now: dt.datetime |
     report["accelerators"] = _write_accelerators(session, accelerators)
     report["accelerator_aliases"] = _write_aliases(session, accelerators)
     report["hardware_prices"] = _write_hardware_prices(session, accelerators, version.id, now)
+    report["energy_prices"] = _write_energy_prices(session, data_dir, version.id, now)
     report["models"] = _bulk_insert(session, Model, [_model_row(m) for m in models])
 
     report["cloud_offers"] = 0
@@ -144,6 +147,25 @@ def _write_hardware_prices(
         if r.purchase_price_usd is not None
     ]
     return _bulk_insert(session, HardwarePrice, rows)
+
+
+def _write_energy_prices(session: Session, data_dir: Path, version_id: int, now: dt.datetime) -> int:
+    """Electricity prices from the calibration set, read through the canonical import format."""
+    text = calibration_energy_csv(data_dir / "calibration" / "energy_and_pue.csv")
+    prices = read_canonical_prices(text, resolve_accelerator=lambda _name: None).energy
+    rows = [
+        {
+            "region": price.region,
+            "usd_per_kwh": price.usd_per_kwh,
+            "source": price.source,
+            "fetched_at": now,
+            "effective_from": now,
+            "effective_to": None,
+            "catalog_version_id": version_id,
+        }
+        for price in prices
+    ]
+    return _bulk_insert(session, EnergyPrice, rows)
 
 
 def _model_row(record: ModelRecord) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     Boolean,
+    CheckConstraint,
     Float,
     ForeignKey,
     Index,
@@ -33,12 +34,17 @@ from wheretorun.pricing.types import Money, UTCDateTime
 __all__ = [
     "Accelerator",
     "AcceleratorAlias",
+    "ApiKey",
     "ApiPrice",
+    "AuditEntry",
     "Base",
     "CatalogVersion",
     "CloudOffer",
+    "EnergyPrice",
     "HardwarePrice",
+    "ImportRun",
     "Model",
+    "PriceOverride",
 ]
 
 NAMING_CONVENTION = {
@@ -235,3 +241,115 @@ class ApiPrice(EffectiveDated, Base):
     max_output_tokens: Mapped[int | None] = mapped_column(Integer)
     deprecation_date: Mapped[dt.date | None] = mapped_column(nullable=True)
     suspect_reason: Mapped[str | None] = mapped_column(Text)
+
+
+# --- the price lifecycle (migration 0002): energy prices, API keys, imports, audit, overrides ----
+
+
+class EnergyPrice(EffectiveDated, Base):
+    """The price of electricity in one region (for owned hardware: power x PUE x hours)."""
+
+    __tablename__ = "energy_prices"
+    __table_args__ = (
+        Index(
+            "uq_energy_prices_current",
+            "region",
+            unique=True,
+            sqlite_where=text("effective_to IS NULL"),
+            postgresql_where=text("effective_to IS NULL"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    region: Mapped[str] = mapped_column(String(120), index=True)
+    usd_per_kwh: Mapped[Decimal] = mapped_column(Money(precision=12, scale=6))
+
+
+class ApiKey(Base):
+    """A key for the write API. Only the SHA-256 of the token is stored; the token is shown once."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(120))
+    prefix: Mapped[str] = mapped_column(String(16))  # the token's first characters, to recognise it
+    token_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    scope: Mapped[str] = mapped_column(String(10))  # read | write | admin
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class ImportRun(Base):
+    """One import of a price file that was applied, found unchanged, or held for review.
+
+    Dry runs are not recorded (they write nothing). `etag` / `last_modified` are the HTTP
+    validators of a URL source, sent back on the next import of the same URL.
+    """
+
+    __tablename__ = "import_runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    status: Mapped[str] = mapped_column(String(20), index=True)  # applied | unchanged | not_modified | held
+    format: Mapped[str] = mapped_column(String(20))
+    provider: Mapped[str | None] = mapped_column(String(40))
+    source_kind: Mapped[str] = mapped_column(String(10))  # upload | url
+    source_url: Mapped[str | None] = mapped_column(Text)
+    filename: Mapped[str | None] = mapped_column(String(255))
+    sha256: Mapped[str | None] = mapped_column(String(64))
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    etag: Mapped[str | None] = mapped_column(Text)
+    last_modified: Mapped[str | None] = mapped_column(String(64))
+    fetched_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    force: Mapped[bool] = mapped_column(Boolean)
+    based_on_version_id: Mapped[int | None] = mapped_column(ForeignKey("catalog_versions.id"))
+    catalog_version_id: Mapped[int | None] = mapped_column(ForeignKey("catalog_versions.id"), index=True)
+    api_key_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id"))
+    actor: Mapped[str] = mapped_column(String(200))
+    diff: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    hold_reasons: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+
+
+class AuditEntry(Base):
+    """One write: who (key id, or the CLI user), when, what, and what changed."""
+
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), index=True)
+    api_key_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id"), index=True)
+    actor: Mapped[str] = mapped_column(String(200))
+    action: Mapped[str] = mapped_column(String(60))  # import.apply, override.create, key.revoke, ...
+    target: Mapped[str] = mapped_column(String(200))  # import:12, override:3, key:5
+    detail: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class PriceOverride(Base):
+    """A negotiated price for one provider, effective-dated like the prices it adjusts.
+
+    It matches the current rows of `applies_to` (cloud_offers or api_prices) of `provider`, narrowed
+    by whichever of region / instance_type / accelerator_id (cloud) or model_id (hosted API) are set.
+    Exactly one adjustment: `multiplier` (0.8 = 20% off the list price) or, for one cloud instance
+    type, `fixed_usd_per_hour` (the negotiated on-demand price of the instance).
+    """
+
+    __tablename__ = "price_overrides"
+    __table_args__ = (
+        CheckConstraint("(multiplier IS NULL) <> (fixed_usd_per_hour IS NULL)", name="one_adjustment"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    applies_to: Mapped[str] = mapped_column(String(20))  # cloud_offers | api_prices
+    provider: Mapped[str] = mapped_column(String(80), index=True)
+    region: Mapped[str | None] = mapped_column(String(120))
+    instance_type: Mapped[str | None] = mapped_column(String(120))
+    accelerator_id: Mapped[str | None] = mapped_column(ForeignKey("accelerators.id"))
+    model_id: Mapped[str | None] = mapped_column(String(300))
+    multiplier: Mapped[Decimal | None] = mapped_column(Money(precision=10, scale=6))  # a ratio, kept exact
+    fixed_usd_per_hour: Mapped[Decimal | None] = mapped_column(HOURLY)
+    reason: Mapped[str] = mapped_column(Text)
+    effective_from: Mapped[dt.datetime] = mapped_column(UTCDateTime(), index=True)
+    effective_to: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    api_key_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id"))
+    actor: Mapped[str] = mapped_column(String(200))

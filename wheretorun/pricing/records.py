@@ -19,6 +19,8 @@ __all__ = [
     "AcceleratorRecord",
     "ApiPriceRecord",
     "CloudOfferRecord",
+    "EnergyPriceRecord",
+    "HardwarePriceRecord",
     "ModelRecord",
 ]
 
@@ -123,3 +125,21 @@ class ApiPriceRecord:
     suspect_reason: str | None = None
     catalog_model_id: str | None = None  # the open model it serves, when known
     extra: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class HardwarePriceRecord:
+    """A typical purchase price of one accelerator (our canonical price format)."""
+
+    accelerator_id: str  # canonical id
+    usd_per_unit: Decimal
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class EnergyPriceRecord:
+    """The price of electricity in a region (our canonical price format)."""
+
+    region: str
+    usd_per_kwh: Decimal
+    source: str

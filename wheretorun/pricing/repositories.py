@@ -22,6 +22,7 @@ from wheretorun.pricing.models import (
     ApiPrice,
     CatalogVersion,
     CloudOffer,
+    EnergyPrice,
     HardwarePrice,
     Model,
 )
@@ -34,7 +35,9 @@ __all__ = [
     "ModelFilters",
     "Page",
     "PageRequest",
+    "ReadPoint",
     "catalog_summary",
+    "catalog_version_at",
     "current_hardware_prices",
     "get_accelerator",
     "get_api_price",
@@ -43,8 +46,12 @@ __all__ = [
     "hosted_model_ids",
     "list_accelerators",
     "list_api_prices",
+    "latest_catalog_version",
+    "list_catalog_versions",
     "list_cloud_offers",
+    "list_energy_prices",
     "list_models",
+    "read_point",
     "resolve_accelerator_id",
 ]
 
@@ -67,7 +74,8 @@ class Page(Generic[T]):
 
 
 def _in_force(
-    table: type[CloudOffer] | type[ApiPrice] | type[HardwarePrice], as_of: dt.datetime | None
+    table: type[CloudOffer] | type[ApiPrice] | type[HardwarePrice] | type[EnergyPrice],
+    as_of: dt.datetime | None,
 ) -> Any:
     if as_of is None:
         return table.effective_to.is_(None)
@@ -390,6 +398,7 @@ def catalog_summary(session: Session) -> dict[str, Any]:
                 ApiPrice, ApiPrice.effective_to.is_(None), ApiPrice.suspect_reason.is_not(None)
             ),
             "hardware_prices": count(HardwarePrice, HardwarePrice.effective_to.is_(None)),
+            "energy_prices": count(EnergyPrice, EnergyPrice.effective_to.is_(None)),
             "catalog_versions": count(CatalogVersion),
         },
         "providers": list(
@@ -401,3 +410,68 @@ def catalog_summary(session: Session) -> dict[str, Any]:
             )
         ),
     }
+
+
+# --- catalog versions and reading the catalog as it was -----------------------------------------
+#
+# A catalog version is created by the seed and by every import that changes prices; its rows take
+# effect at its `created_at` (imports close the rows they replace at that same moment, and imports
+# are serialised, so versions are in time order). Reading `as_of` a version's `created_at` therefore
+# sees exactly what that version left, and `catalog_version=N` is shorthand for that moment.
+
+
+def latest_catalog_version(session: Session) -> CatalogVersion | None:
+    return session.scalars(select(CatalogVersion).order_by(CatalogVersion.id.desc()).limit(1)).first()
+
+
+def catalog_version_at(session: Session, as_of: dt.datetime) -> CatalogVersion | None:
+    """The catalog version in force at `as_of`: the newest one created at or before it."""
+    query = (
+        select(CatalogVersion)
+        .where(CatalogVersion.created_at <= as_of)
+        .order_by(CatalogVersion.created_at.desc(), CatalogVersion.id.desc())
+        .limit(1)
+    )
+    return session.scalars(query).first()
+
+
+@dataclass(frozen=True)
+class ReadPoint:
+    """The moment a read sees the catalog at (None: now, the current rows) and the version that is."""
+
+    as_of: dt.datetime | None
+    catalog_version_id: int | None
+
+
+def read_point(
+    session: Session, as_of: dt.datetime | None = None, catalog_version: int | None = None
+) -> ReadPoint:
+    """Resolve a read's `as_of` or `catalog_version` (at most one of them) to a `ReadPoint`."""
+    if as_of is not None and catalog_version is not None:
+        raise InvalidInput("query.catalog_version", "give as_of or catalog_version, not both")
+    if catalog_version is not None:
+        version = session.get(CatalogVersion, catalog_version)
+        if version is None:
+            raise InvalidInput("query.catalog_version", f"no catalog version {catalog_version}")
+        return ReadPoint(as_of=version.created_at, catalog_version_id=version.id)
+    if as_of is not None:
+        at = catalog_version_at(session, as_of)
+        return ReadPoint(as_of=as_of, catalog_version_id=at.id if at else None)
+    latest = latest_catalog_version(session)
+    return ReadPoint(as_of=None, catalog_version_id=latest.id if latest else None)
+
+
+def list_catalog_versions(session: Session, page: PageRequest) -> Page[CatalogVersion]:
+    return _paginate(session, select(CatalogVersion), page, {"id": CatalogVersion.id})
+
+
+ENERGY_PRICE_SORTS = {name: getattr(EnergyPrice, name) for name in ("id", "region", "usd_per_kwh")}
+
+
+def list_energy_prices(
+    session: Session, region: str | None, as_of: dt.datetime | None, page: PageRequest
+) -> Page[EnergyPrice]:
+    query = select(EnergyPrice).where(_in_force(EnergyPrice, as_of))
+    if region:
+        query = query.where(func.lower(EnergyPrice.region).like(f"%{region.lower()}%"))
+    return _paginate(session, query, page, ENERGY_PRICE_SORTS)

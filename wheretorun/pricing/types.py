@@ -8,7 +8,7 @@ hands back an aware UTC datetime.
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 from sqlalchemy import BigInteger, DateTime, Dialect, Numeric
@@ -37,9 +37,12 @@ class Money(TypeDecorator[Decimal]):
         if value is None:
             return None
         amount = Decimal(value) if not isinstance(value, Decimal) else value
+        # Round here, half to even, so both databases store the same amount (PostgreSQL's NUMERIC
+        # would round half away from zero).
+        scaled = amount.scaleb(self.scale).to_integral_value(rounding=ROUND_HALF_EVEN)
         if dialect.name == "sqlite":
-            return int(amount.scaleb(self.scale).to_integral_value())
-        return amount
+            return int(scaled)
+        return scaled.scaleb(-self.scale)
 
     def process_result_value(self, value: Any, dialect: Dialect) -> Decimal | None:
         if value is None:

@@ -1,4 +1,5 @@
-"""Read-only catalog endpoints: accelerators, models, cloud offers, hosted-API prices."""
+"""Read-only catalog endpoints: accelerators, models, cloud offers, hosted-API prices, energy prices,
+catalog versions. Price reads take `as_of` or `catalog_version` and say which version they used."""
 
 from __future__ import annotations
 
@@ -6,22 +7,26 @@ import datetime as dt
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 
-from wheretorun.api.deps import SessionDep
+from wheretorun.api.deps import ClockDep, SessionDep, catalog_reads
 from wheretorun.api.presenters import accelerator_reads, api_price_read, cloud_offer_read, model_reads
 from wheretorun.api.schemas import (
     AcceleratorRead,
     ApiPriceRead,
     CatalogRead,
+    CatalogVersionRead,
     CloudOfferRead,
+    EnergyPriceRead,
     ModelRead,
     PageRead,
+    PricedPageRead,
 )
 from wheretorun.errors import InvalidInput
 from wheretorun.pricing import repositories as repo
+from wheretorun.pricing.overrides import overrides_in_force
 
-router = APIRouter(prefix="/v1", tags=["catalog"])
+router = APIRouter(prefix="/v1", tags=["catalog"], dependencies=[Depends(catalog_reads)])
 
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"description": "No such id", "content": {"application/problem+json": {}}}
@@ -38,6 +43,10 @@ Offset = Annotated[int, Query(ge=0, description="Rows to skip.")]
 AsOf = Annotated[
     dt.datetime | None,
     Query(description="ISO 8601 date-time: the prices in force at that moment. Default: now."),
+]
+CatalogVersionQuery = Annotated[
+    int | None,
+    Query(ge=1, description="Read the catalog as this version left it (instead of `as_of`)."),
 ]
 
 
@@ -56,7 +65,7 @@ def _aware(moment: dt.datetime | None) -> dt.datetime | None:
 @router.get(
     "/accelerators",
     operation_id="list_accelerators",
-    response_model=PageRead[AcceleratorRead],
+    response_model=PricedPageRead[AcceleratorRead],
     responses=INVALID,
 )
 def list_accelerators(
@@ -65,14 +74,23 @@ def list_accelerators(
     kind: Literal["datacenter", "workstation", "consumer", "tpu", "other"] | None = None,
     min_memory_gb: Annotated[float | None, Query(ge=0)] = None,
     q: Annotated[str | None, Query(description="Part of the name or of any alias.", max_length=100)] = None,
+    as_of: AsOf = None,
+    catalog_version: CatalogVersionQuery = None,
     sort: str | None = _sort(repo.ACCELERATOR_SORTS),
     limit: Limit = 50,
     offset: Offset = 0,
-) -> PageRead[AcceleratorRead]:
+) -> PricedPageRead[AcceleratorRead]:
+    """Accelerators with their purchase price in force at `as_of` / `catalog_version`."""
+    point = repo.read_point(session, _aware(as_of), catalog_version)
     filters = repo.AcceleratorFilters(vendor=vendor, kind=kind, min_memory_gb=min_memory_gb, q=q)
     page = repo.list_accelerators(session, filters, repo.PageRequest(limit, offset, sort))
-    return PageRead(
-        items=accelerator_reads(session, page.items), total=page.total, limit=limit, offset=offset
+    return PricedPageRead(
+        items=accelerator_reads(session, page.items, point.as_of),
+        total=page.total,
+        limit=limit,
+        offset=offset,
+        catalog_version_id=point.catalog_version_id,
+        as_of=point.as_of,
     )
 
 
@@ -115,11 +133,12 @@ def get_model(session: SessionDep, model_id: str) -> ModelRead:
 @router.get(
     "/cloud-offers",
     operation_id="list_cloud_offers",
-    response_model=PageRead[CloudOfferRead],
+    response_model=PricedPageRead[CloudOfferRead],
     responses=INVALID,
 )
 def list_cloud_offers(
     session: SessionDep,
+    clock: ClockDep,
     provider: str | None = None,
     region: str | None = None,
     accelerator: Annotated[str | None, Query(description="Accelerator id or any alias.")] = None,
@@ -139,10 +158,13 @@ def list_cloud_offers(
         bool, Query(description="Include GCP rows that price the GPUs without their host VM.")
     ] = True,
     as_of: AsOf = None,
+    catalog_version: CatalogVersionQuery = None,
     sort: str | None = _sort(repo.CLOUD_OFFER_SORTS),
     limit: Limit = 50,
     offset: Offset = 0,
-) -> PageRead[CloudOfferRead]:
+) -> PricedPageRead[CloudOfferRead]:
+    """Filters and sorting use list prices; each offer also shows its price after any price override."""
+    point = repo.read_point(session, _aware(as_of), catalog_version)
     filters = repo.CloudOfferFilters(
         provider=provider,
         region=region,
@@ -153,11 +175,17 @@ def list_cloud_offers(
         max_usd_per_hour=max_usd_per_hour,
         include_suspect=include_suspect,
         include_accelerator_only=include_accelerator_only,
-        as_of=_aware(as_of),
+        as_of=point.as_of,
     )
     page = repo.list_cloud_offers(session, filters, repo.PageRequest(limit, offset, sort))
-    return PageRead(
-        items=[cloud_offer_read(o) for o in page.items], total=page.total, limit=limit, offset=offset
+    overrides = overrides_in_force(session, point.as_of or clock())
+    return PricedPageRead(
+        items=[cloud_offer_read(o, overrides.for_cloud_offer(o)) for o in page.items],
+        total=page.total,
+        limit=limit,
+        offset=offset,
+        catalog_version_id=point.catalog_version_id,
+        as_of=point.as_of,
     )
 
 
@@ -167,15 +195,20 @@ def list_cloud_offers(
     response_model=CloudOfferRead,
     responses=NOT_FOUND,
 )
-def get_cloud_offer(session: SessionDep, offer_id: int) -> CloudOfferRead:
-    return cloud_offer_read(repo.get_cloud_offer(session, offer_id))
+def get_cloud_offer(session: SessionDep, clock: ClockDep, offer_id: int) -> CloudOfferRead:
+    offer = repo.get_cloud_offer(session, offer_id)
+    return cloud_offer_read(offer, overrides_in_force(session, clock()).for_cloud_offer(offer))
 
 
 @router.get(
-    "/api-prices", operation_id="list_api_prices", response_model=PageRead[ApiPriceRead], responses=INVALID
+    "/api-prices",
+    operation_id="list_api_prices",
+    response_model=PricedPageRead[ApiPriceRead],
+    responses=INVALID,
 )
 def list_api_prices(
     session: SessionDep,
+    clock: ClockDep,
     provider: str | None = None,
     model: Annotated[
         str | None,
@@ -189,10 +222,12 @@ def list_api_prices(
     ] = False,
     include_deprecated: bool = True,
     as_of: AsOf = None,
+    catalog_version: CatalogVersionQuery = None,
     sort: str | None = _sort(repo.API_PRICE_SORTS),
     limit: Limit = 50,
     offset: Offset = 0,
-) -> PageRead[ApiPriceRead]:
+) -> PricedPageRead[ApiPriceRead]:
+    point = repo.read_point(session, _aware(as_of), catalog_version)
     filters = repo.ApiPriceFilters(
         provider=provider,
         model=model,
@@ -201,25 +236,76 @@ def list_api_prices(
         max_output_usd_per_million_tokens=max_output_usd_per_million_tokens,
         include_suspect=include_suspect,
         include_deprecated=include_deprecated,
-        as_of=_aware(as_of),
+        as_of=point.as_of,
     )
     page = repo.list_api_prices(session, filters, repo.PageRequest(limit, offset, sort))
-    return PageRead(
-        items=[api_price_read(p) for p in page.items], total=page.total, limit=limit, offset=offset
+    overrides = overrides_in_force(session, point.as_of or clock())
+    return PricedPageRead(
+        items=[api_price_read(p, overrides.for_api_price(p)) for p in page.items],
+        total=page.total,
+        limit=limit,
+        offset=offset,
+        catalog_version_id=point.catalog_version_id,
+        as_of=point.as_of,
     )
 
 
 @router.get(
     "/api-prices/{price_id}", operation_id="get_api_price", response_model=ApiPriceRead, responses=NOT_FOUND
 )
-def get_api_price(session: SessionDep, price_id: int) -> ApiPriceRead:
-    return api_price_read(repo.get_api_price(session, price_id))
+def get_api_price(session: SessionDep, clock: ClockDep, price_id: int) -> ApiPriceRead:
+    price = repo.get_api_price(session, price_id)
+    return api_price_read(price, overrides_in_force(session, clock()).for_api_price(price))
+
+
+@router.get(
+    "/energy-prices",
+    operation_id="list_energy_prices",
+    response_model=PricedPageRead[EnergyPriceRead],
+    responses=INVALID,
+)
+def list_energy_prices(
+    session: SessionDep,
+    region: Annotated[str | None, Query(description="Part of the region name.", max_length=100)] = None,
+    as_of: AsOf = None,
+    catalog_version: CatalogVersionQuery = None,
+    sort: str | None = _sort(repo.ENERGY_PRICE_SORTS),
+    limit: Limit = 50,
+    offset: Offset = 0,
+) -> PricedPageRead[EnergyPriceRead]:
+    """Electricity prices per region, USD per kWh (for owned hardware)."""
+    point = repo.read_point(session, _aware(as_of), catalog_version)
+    page = repo.list_energy_prices(session, region, point.as_of, repo.PageRequest(limit, offset, sort))
+    return PricedPageRead(
+        items=[EnergyPriceRead.model_validate(price) for price in page.items],
+        total=page.total,
+        limit=limit,
+        offset=offset,
+        catalog_version_id=point.catalog_version_id,
+        as_of=point.as_of,
+    )
 
 
 @router.get("/catalog", operation_id="get_catalog", response_model=CatalogRead)
 def get_catalog(session: SessionDep) -> CatalogRead:
     """The catalog version in use, row counts, providers, and the sources with their dates."""
     return CatalogRead.model_validate(repo.catalog_summary(session), from_attributes=True)
+
+
+@router.get(
+    "/catalog/versions", operation_id="list_catalog_versions", response_model=PageRead[CatalogVersionRead]
+)
+def list_catalog_versions(
+    session: SessionDep, limit: Limit = 50, offset: Offset = 0
+) -> PageRead[CatalogVersionRead]:
+    """Every catalog version, oldest first: the seed, then each import that changed prices."""
+    page = repo.list_catalog_versions(session, repo.PageRequest(limit, offset))
+    return PageRead(
+        items=[CatalogVersionRead.model_validate(v) for v in page.items],
+        total=page.total,
+        limit=limit,
+        offset=offset,
+    )
 
 
 def _check_range(field: str, low: float | None, high: float | None) -> None:

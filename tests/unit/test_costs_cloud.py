@@ -1,0 +1,144 @@
+"""Cloud rental: whole instances hour by hour, pricing modes, GPU-only prices, batch jobs."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import numpy as np
+import pytest
+
+from tests.unit.recommend_catalog import GCP_H100, P5
+from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.capacity import ReplicaCapacity
+from wheretorun.engine.costs import cloud
+from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
+from wheretorun.engine.precision import Precision
+from wheretorun.engine.workload import BatchWorkload, InferenceWorkload
+
+ON_DEMAND = cloud.CloudMode("on_demand", "autoscaled")
+
+
+def _demand(requests_per_day: float, redundancy: int = 0, **fields: object) -> ServingDemand:
+    workload = InferenceWorkload(
+        models=("m",),
+        requests_per_day=requests_per_day,
+        input_tokens=100,
+        output_tokens=100,
+        redundancy=redundancy,
+        **fields,  # type: ignore[arg-type]
+    )
+    return ServingDemand.from_workload(workload, 12, 730.0)
+
+
+def test_replicas_cover_demand_plus_spares_packed_into_whole_instances() -> None:
+    demand = _demand(10 * 86_400, redundancy=1)  # a flat 10 requests/s
+    hours = cloud.serving_hours(demand, planned_rps=np.asarray([3.0]), per_instance=np.asarray([2.0]))
+    # ceil(10 / 3) = 4 replicas + 1 spare = 5 -> 3 instances of 2 replicas, all year
+    assert hours.peak_instances[0] == 3
+    assert hours.autoscaled[0] == pytest.approx(3 * 730 * 12)
+
+
+def test_one_serving_replica_stays_up_when_there_is_no_traffic() -> None:
+    hours = cloud.serving_hours(_demand(0.0), np.asarray([3.0]), np.asarray([2.0]))
+    assert hours.autoscaled[0] == pytest.approx(730 * 12)
+
+
+def test_autoscaling_follows_the_day_and_always_on_pays_the_busiest_hour() -> None:
+    demand = _demand(4 * 86_400, peak_to_average=6.0)
+    hours = cloud.serving_hours(demand, np.asarray([1.0]), np.asarray([1.0]))
+    assert hours.autoscaled[0] < hours.always_on[0]
+    assert hours.always_on[0] == pytest.approx(hours.peak_instances[0] * 730 * 12)
+
+
+def test_spot_pays_its_interruption_overhead_and_reservations_their_discount() -> None:
+    assumptions = Assumptions()
+    assert cloud.hourly_price(P5, cloud.CloudMode("spot", "autoscaled"), assumptions) == pytest.approx(
+        14.582 * 1.10
+    )
+    reserved = cloud.CloudMode("reserved_3y", "always_on")
+    assert cloud.hourly_price(P5, reserved, assumptions) == pytest.approx(55.04 * (1 - 0.64))
+    assert cloud.committed_months(reserved, 24) == 36
+
+
+def test_a_gpu_only_price_is_not_a_whole_price() -> None:
+    assert cloud.hourly_price(GCP_H100, ON_DEMAND, Assumptions()) is None
+    with_vm = cloud.hourly_price(GCP_H100, ON_DEMAND, Assumptions(host_vm_usd_per_accelerator_hour=1.5))
+    assert with_vm == pytest.approx(33.60609 + 8 * 1.5)
+
+
+def test_gpu_slices_are_not_whole_accelerators() -> None:
+    assert cloud.whole_accelerators(Decimal("0.5")) is None
+    assert cloud.whole_accelerators(Decimal("8")) == 8
+
+
+def _capacity(requests_per_s: float) -> ReplicaCapacity:
+    return ReplicaCapacity(
+        "h100-sxm",
+        4,
+        Precision.FP8,
+        "",
+        "",
+        requests_per_s,
+        64,
+        100.0,
+        40.0,
+        requests_per_s * 100,
+        70.0,
+        280.0,
+        0.5,
+        100.0,
+        20.0,
+    )
+
+
+def test_a_batch_job_takes_enough_instances_to_meet_its_deadline() -> None:
+    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
+    demand = BatchDemand.from_workload(
+        BatchWorkload(
+            models=("m",),
+            input_tokens_total=1e9,
+            output_tokens_total=7.2e8,
+            deadline_hours=5.0,
+            input_tokens_per_request=1000,
+            output_tokens_per_request=100,
+        )
+    )
+    job = cloud.batch_job(layout, demand, cloud.JOB_MODES[0], Assumptions())
+    assert job is not None
+    instances, wall_hours, instance_hours = job
+    # 7.2e6 requests / 20 requests/s per instance = 100 instance-hours -> 20 instances for 5 h
+    assert instance_hours == pytest.approx(100.0)
+    assert instances == 20
+    assert wall_hours == pytest.approx(5.0)
+    spot = cloud.batch_job(layout, demand, cloud.JOB_MODES[1], Assumptions())
+    assert spot is not None
+    assert spot[0] == 22  # 10% longer on spot: 110 instance-hours in 5 h
+
+
+def test_a_batch_job_beyond_the_accelerator_limit_misses_its_deadline() -> None:
+    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
+    demand = BatchDemand.from_workload(
+        BatchWorkload(models=("m",), input_tokens_total=1e12, output_tokens_total=1e11, deadline_hours=1.0)
+    )
+    assert (
+        cloud.batch_job(layout, demand, cloud.JOB_MODES[0], Assumptions(max_accelerators_per_job=64)) is None
+    )
+
+
+@pytest.mark.parametrize("host_vm", [None, 1.5])
+def test_bulk_prices_agree_with_the_single_offer_price(host_vm: float | None) -> None:
+    """The vectorised table that prices ~3,700 offers at once and `hourly_price` are one rule."""
+    from tests.unit.recommend_catalog import G6, P5_EU
+    from wheretorun.engine.planning.cloud_table import OfferTable, catalog_columns
+
+    offers = (P5, G6, GCP_H100, P5_EU)
+    assumptions = Assumptions(host_vm_usd_per_accelerator_hour=host_vm)
+    table = OfferTable.select(catalog_columns(offers), np.arange(len(offers)), assumptions)
+    for mode in (*cloud.SERVING_MODES, *cloud.JOB_MODES):
+        bulk = table.prices(mode, assumptions)
+        for offer, price in zip(offers, bulk.tolist(), strict=True):
+            single = cloud.hourly_price(offer, mode, assumptions)
+            if single is None:
+                assert np.isnan(price)
+            else:
+                assert price == pytest.approx(single)

@@ -1,0 +1,81 @@
+"""Hosted APIs: tokens x price, cached input, batch tiers, and no free tokens."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from tests.unit.recommend_catalog import GPT_4O, TOGETHER_70B, VERTEX_8B_UNPRICED, snapshot
+from wheretorun.engine import DEFAULT_EFFICIENCY
+from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.costs import hosted
+from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
+from wheretorun.engine.planning.rules import Context, hosted_verdict
+from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.workload import BatchWorkload, Constraints, InferenceWorkload
+
+ASSUMPTIONS = Assumptions(hosted_staff_usd_per_month=0.0, horizon_months=12)
+
+
+def _demand(cached_input_tokens: int = 0) -> ServingDemand:
+    workload = InferenceWorkload(
+        models=("gpt-4o",),
+        requests_per_day=1000.0,
+        input_tokens=1000,
+        output_tokens=200,
+        cached_input_tokens=cached_input_tokens,
+    )
+    return ServingDemand.from_workload(workload, ASSUMPTIONS.horizon_months, ASSUMPTIONS.hours_per_month)
+
+
+def test_serving_cost_is_tokens_times_price() -> None:
+    plan = hosted.serving_plan(GPT_4O, "gpt-4o", _demand(), ASSUMPTIONS)
+    requests = 1000 * 730 / 24 * 12
+    assert plan.total_usd == pytest.approx(requests * (1000 * 2.50 + 200 * 10.00) / 1e6)
+    assert plan.usd_per_million_tokens == pytest.approx(plan.total_usd / (requests * 1200) * 1e6)
+
+
+def test_cached_input_uses_the_cached_price_or_else_the_input_price() -> None:
+    cached = hosted.serving_plan(GPT_4O, "gpt-4o", _demand(cached_input_tokens=600), ASSUMPTIONS)
+    requests = 1000 * 730 / 24 * 12
+    assert cached.total_usd == pytest.approx(requests * (400 * 2.50 + 600 * 1.25 + 200 * 10.00) / 1e6)
+    no_cache_price = hosted.serving_plan(
+        TOGETHER_70B, "llama-3.3-70b", _demand(cached_input_tokens=600), ASSUMPTIONS
+    )
+    assert no_cache_price.total_usd == pytest.approx(requests * 1200 * 1.04 / 1e6)
+    assert "input price" in no_cache_price.lines[1].note
+
+
+def test_staff_is_charged_every_month() -> None:
+    plan = hosted.serving_plan(GPT_4O, "gpt-4o", _demand(), Assumptions(horizon_months=12))
+    assert plan.line_usd("operations staff") == pytest.approx(900.0 * 12)
+
+
+@pytest.mark.parametrize(("deadline", "batch"), [(48.0, True), (24.0, True), (12.0, False)])
+def test_the_batch_tier_needs_a_deadline_of_its_completion_window(deadline: float, batch: bool) -> None:
+    demand = BatchDemand.from_workload(
+        BatchWorkload(
+            models=("gpt-4o",), input_tokens_total=1e9, output_tokens_total=1e8, deadline_hours=deadline
+        )
+    )
+    plan = hosted.batch_plan(GPT_4O, "gpt-4o", demand, ASSUMPTIONS)
+    prices = (1.25, 5.00) if batch else (2.50, 10.00)
+    assert plan.total_usd == pytest.approx((1e9 * prices[0] + 1e8 * prices[1]) / 1e6)
+    assert (plan.setup.pricing_mode == "api_batch") is batch
+
+
+def test_a_missing_price_is_rejected_as_unpriced_never_free() -> None:
+    context = Context(Constraints(), ASSUMPTIONS, snapshot(), efficiency=DEFAULT_EFFICIENCY)
+    assert hosted.missing_price(VERTEX_8B_UNPRICED) == "no input or output token price"
+    only_output = dataclasses.replace(GPT_4O, output_usd_per_million_tokens=None)
+    verdict = hosted_verdict(only_output, 1200, context)
+    assert verdict is not None
+    assert verdict[0] == RejectReason.UNPRICED
+
+
+def test_a_request_longer_than_the_context_window_is_rejected() -> None:
+    context = Context(Constraints(), ASSUMPTIONS, snapshot(), efficiency=DEFAULT_EFFICIENCY)
+    verdict = hosted_verdict(GPT_4O, 200_000, context)
+    assert verdict is not None
+    assert verdict[0] == RejectReason.EXCEEDS_CONTEXT_WINDOW

@@ -1,0 +1,95 @@
+"""Owned servers and local cards: whole servers sized for the peak, capital and running costs."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.recommend_catalog import ACCELERATORS, HARDWARE, P5
+from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.capacity import ReplicaCapacity
+from wheretorun.engine.costs import cloud
+from wheretorun.engine.costs.demand import ServingDemand
+from wheretorun.engine.costs.owned import local_plan, owned_plan, server_size
+from wheretorun.engine.precision import Precision
+from wheretorun.engine.workload import InferenceWorkload
+
+H100 = ACCELERATORS["h100-sxm"]
+
+
+def _capacity(requests_per_s: float, accelerators: int = 4, single_stream: float = 0.2) -> ReplicaCapacity:
+    return ReplicaCapacity(
+        "h100-sxm",
+        accelerators,
+        Precision.FP8,
+        "",
+        "",
+        requests_per_s,
+        64,
+        100.0,
+        40.0,
+        requests_per_s * 100,
+        70.0,
+        280.0,
+        single_stream,
+        100.0,
+        20.0,
+    )
+
+
+def _demand(requests_per_s: float, redundancy: int = 0) -> ServingDemand:
+    workload = InferenceWorkload(
+        models=("m",),
+        requests_per_day=requests_per_s * 86_400,
+        input_tokens=100,
+        output_tokens=100,
+        redundancy=redundancy,
+    )
+    return ServingDemand.from_workload(workload, 36, 730.0)
+
+
+def test_server_sizes_follow_the_form_factor() -> None:
+    assert server_size(H100, Assumptions()) == 8
+    assert server_size(ACCELERATORS["l4"], Assumptions()) == 4
+
+
+def test_servers_are_sized_for_the_peak_with_spares_and_the_lines_add_up() -> None:
+    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
+    assumptions = Assumptions(hardware_lead_time_months=0)
+    plan = owned_plan(
+        H100, HARDWARE["h100-sxm"], 700.0, layout, "m", _demand(40.0, redundancy=1), assumptions, None
+    )
+    # ceil(40 / (10 x 0.9)) = 5 replicas + 1 spare = 6 -> 3 servers of 2 replicas
+    assert plan.setup.instance_count == 3
+    assert plan.capex_usd == pytest.approx(3 * 8 * 33_600 * 1.64)
+    assert plan.total_usd == pytest.approx(sum(line.usd for line in plan.lines))
+    assert plan.line_usd("operations staff") == pytest.approx(4_500 * 36)
+    colocation_kw = 3 * (8 * 700 + 450) / 1000
+    assert plan.line_usd("colocation") == pytest.approx(colocation_kw * 184.06 * 36)
+
+
+def test_the_lead_time_is_bridged_by_renting_or_flagged() -> None:
+    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
+    demand = _demand(5.0)
+    mode = cloud.CloudMode("on_demand", "autoscaled")
+    assumptions = Assumptions()
+
+    def bridge(head: ServingDemand):  # type: ignore[no-untyped-def]
+        return cloud.serving_plan(P5, mode, layout, "m", head, assumptions)
+
+    bridged = owned_plan(H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, assumptions, bridge)
+    rented = bridge(demand.head(3))
+    assert rented is not None
+    assert bridged.line_usd("rental during lead time") == pytest.approx(rented.total_usd)
+    unbridged = owned_plan(H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, assumptions, None)
+    assert any("no capacity until delivery" in risk for risk in unbridged.risks)
+
+
+def test_a_local_card_serves_one_user_only() -> None:
+    card = ACCELERATORS["rtx-4090"]
+    capacity = _capacity(5.0, accelerators=1, single_stream=0.5)
+    assumptions = Assumptions()
+    assert local_plan(card, HARDWARE["rtx-4090"], 450.0, capacity, "m", _demand(1.0), assumptions) is None
+    plan = local_plan(card, HARDWARE["rtx-4090"], 450.0, capacity, "m", _demand(0.01), assumptions)
+    assert plan is not None
+    assert plan.capex_usd == 2300.0
+    assert plan.line_usd("power") > 0

@@ -1,0 +1,140 @@
+"""The hybrid plan: a mixed-integer program choosing a base and burst capacity hour by hour."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.unit.recommend_catalog import P5, TOGETHER_70B, snapshot
+from wheretorun.engine import DEFAULT_EFFICIENCY
+from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.costs.demand import ServingDemand
+from wheretorun.engine.costs.plan import Line, Plan
+from wheretorun.engine.hybrid import BaseOption, BurstOption, HybridInputs, solve_hybrid
+from wheretorun.engine.planning.inference import serving_candidates
+from wheretorun.engine.planning.rules import Context
+from wheretorun.engine.recommendation import Setup
+from wheretorun.engine.workload import Constraints, InferenceWorkload, OptionKind
+
+NO_STAFF = Assumptions(
+    operations_staff_usd_per_month=0.0,
+    cloud_staff_usd_per_month=0.0,
+    hosted_staff_usd_per_month=0.0,
+    hardware_lead_time_months=0,
+    horizon_months=12,
+)
+# 23 quiet hours at 1 request/s and one busy hour at 10 requests/s.
+PROFILE = (1.0,) * 23 + (10.0,)
+
+
+def _demand() -> ServingDemand:
+    workload = InferenceWorkload(
+        models=("m",),
+        requests_per_day=33 * 3600.0,
+        input_tokens=100,
+        output_tokens=100,
+        hourly_profile=PROFILE,
+    )
+    return ServingDemand.from_workload(workload, NO_STAFF.horizon_months, NO_STAFF.hours_per_month)
+
+
+def _plan(option: OptionKind, total: float, capex: float = 0.0) -> Plan:
+    return Plan(option, f"pure {option.value}", Setup("m"), (Line("all", total),), months=12, capex_usd=capex)
+
+
+def test_the_base_covers_the_quiet_hours_and_the_api_the_busy_one() -> None:
+    demand = _demand()
+    hours = 12 * 730.0
+    unit_cost, api_per_rps_hour = 0.5 * hours, 1.0  # a base unit costs half of what the API charges for it
+    api_total = float((demand.rates_rps @ demand.group_hours).sum()) * api_per_rps_hour
+    inputs = HybridInputs(
+        bases=(
+            BaseOption(
+                plan=_plan(OptionKind.OWNED, 10 * unit_cost),
+                unit="server",
+                owned=True,
+                unit_rps=1.0,
+                replica_rps=1.0,
+                fixed_usd_per_unit=unit_cost,
+                capital_usd_per_unit=unit_cost,
+                capex_usd_per_unit=1000.0,
+                energy_usd_per_rps_hour=0.0,
+                available_from_month=0,
+            ),
+        ),
+        bursts=(
+            BurstOption(_plan(OptionKind.HOSTED_API, api_total), "api", True, 0.0, 0.0, api_per_rps_hour),
+        ),
+    )
+    solution = solve_hybrid(inputs, demand, NO_STAFF, Constraints())
+    assert solution is not None
+    assert not solution.pure
+    base, burst = solution.parts
+    # one unit serves the quiet hours fully (half price); a second unit would idle 23 h a day
+    assert base.units == 1
+    expected = unit_cost + 9 * hours / 24 * api_per_rps_hour
+    assert solution.plan.total_usd == pytest.approx(expected)
+    assert base.share_of_requests + burst.share_of_requests == pytest.approx(1.0)
+    assert solution.plan.total_usd < min(plan.total_usd for plan in inputs.plans)
+
+
+def test_cheap_enough_owned_capacity_takes_all_hours_unless_capex_is_capped() -> None:
+    demand = _demand()
+    unit_cost = 0.02 * 12 * 730.0  # below the API's price for even the one busy hour a day
+    owned = _plan(OptionKind.OWNED, 10 * unit_cost, capex=10 * 1000.0)
+    base = BaseOption(owned, "server", True, 1.0, 1.0, unit_cost, unit_cost, 1000.0, 0.0, 0)
+    api_plan = _plan(OptionKind.HOSTED_API, 1e9)
+    api = BurstOption(api_plan, "api", True, 0.0, 0.0, 1.0)
+    free = solve_hybrid(HybridInputs((base,), (api,)), demand, NO_STAFF, Constraints())
+    capped = solve_hybrid(HybridInputs((base,), (api,)), demand, NO_STAFF, Constraints(max_capex_usd=5_000.0))
+    assert free is not None
+    assert free.pure
+    assert free.plan is owned  # ten units, no burst: the pure owned plan
+    assert capped is not None
+    assert not capped.pure
+    assert capped.parts[0].units == 5  # $5,000 of capex buys five units; the API takes the rest
+
+
+def _context(assumptions: Assumptions) -> Context:
+    """The test catalog without spot prices (spot would beat every mix) and with one API price."""
+    without_spot = snapshot(
+        cloud_offers=(dataclasses.replace(P5, spot_usd_per_hour=None),), api_prices=(TOGETHER_70B,)
+    )
+    return Context(Constraints(), assumptions, without_spot, DEFAULT_EFFICIENCY)
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    requests_per_day=st.floats(2e5, 2e7),
+    peak=st.floats(1.0, 6.0),
+    redundancy=st.integers(0, 1),
+    growth=st.sampled_from([0.0, 0.02]),
+)
+def test_hybrid_never_costs_more_than_the_pure_plans_it_is_built_from(
+    requests_per_day: float, peak: float, redundancy: int, growth: float
+) -> None:
+    """Built from real candidates (owned H100 servers, a p5 reservation, p5 on demand, Together's
+    API), costed by the same cost models as the pure plans."""
+    assumptions = Assumptions(horizon_months=24)
+    workload = InferenceWorkload(
+        models=("llama-3.3-70b",),
+        requests_per_day=requests_per_day,
+        input_tokens=1000,
+        output_tokens=250,
+        peak_to_average=peak,
+        ttft_ms=2000,
+        tpot_ms=60,
+        redundancy=redundancy,
+        growth_per_month=growth,
+    )
+    candidates = serving_candidates(workload, _context(assumptions))
+    inputs = candidates.hybrid_inputs
+    assert inputs.bases
+    assert inputs.bursts
+    solution = solve_hybrid(inputs, candidates.demand, assumptions, Constraints())
+    assert solution is not None
+    cheapest_pure = min(plan.total_usd for plan in inputs.plans)
+    assert solution.plan.total_usd <= cheapest_pure * (1 + 1e-9)

@@ -1,0 +1,44 @@
+"""`/v1/recommendations`: ranked, explained, costed ways to run a workload."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from wheretorun.api.deps import SessionDep
+from wheretorun.api.recommendation_reads import AssumptionRead, RecommendationRead
+from wheretorun.api.recommendation_schemas import RecommendationCreate
+from wheretorun.pricing.snapshot import SnapshotCache
+from wheretorun.services import recommendations
+
+router = APIRouter(prefix="/v1/recommendations", tags=["recommendations"])
+
+INVALID: dict[int | str, dict[str, Any]] = {
+    422: {
+        "description": "Invalid input; `errors[].field` names it",
+        "content": {"application/problem+json": {}},
+    }
+}
+
+
+@router.post("", operation_id="create_recommendation", response_model=RecommendationRead, responses=INVALID)
+def create_recommendation(
+    session: SessionDep, request: Request, body: RecommendationCreate
+) -> RecommendationRead:
+    """Compare hosted APIs, cloud rental, owned hardware, local GPUs and a hybrid plan for the
+    workload; answer the ranked options, the rejected candidates grouped by rule, the break-even
+    between the top options, the assumptions used and the catalog version."""
+    snapshots: SnapshotCache = request.app.state.snapshots
+    return RecommendationRead.model_validate(recommendations.recommend_for(session, body, snapshots))
+
+
+@router.get(
+    "/assumptions", operation_id="list_recommendation_assumptions", response_model=dict[str, AssumptionRead]
+)
+def list_assumptions() -> dict[str, AssumptionRead]:
+    """Every assumption of the money model, its default, and where that default comes from."""
+    return {
+        name: AssumptionRead.model_validate(entry)
+        for name, entry in recommendations.assumption_defaults().items()
+    }

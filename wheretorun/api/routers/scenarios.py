@@ -1,0 +1,284 @@
+"""`/v1/scenarios`: saved, versioned finance scenarios, their evaluation, comparison and exports.
+
+Updates and deletes need `If-Match` with the scenario's ETag (`"v3"`): a stale one is a 412, a
+missing one a 428. Evaluations answer JSON, or the cash-flow table as CSV / XLSX
+(`?format=csv|xlsx` or an `Accept` header); charts are SVG or PNG.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Header, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from wheretorun.api.deps import SessionDep
+from wheretorun.api.scenario_schemas import (
+    AnalysesIn,
+    ScenarioBody,
+    ScenarioCreate,
+    ScenarioEvaluateRequest,
+    ScenarioRead,
+    ScenarioUpdate,
+    ScenarioVersionRead,
+)
+from wheretorun.api.schemas import PageRead
+from wheretorun.errors import InvalidInput
+from wheretorun.pricing.repositories import PageRequest
+from wheretorun.pricing.snapshot import SnapshotCache, catalog_version_in_force
+from wheretorun.scenarios import exports, service
+from wheretorun.scenarios.models import ScenarioRecord
+
+router = APIRouter(prefix="/v1/scenarios", tags=["scenarios"])
+
+PROBLEM: dict[str, Any] = {"content": {"application/problem+json": {}}}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"description": "No such scenario or version", **PROBLEM},
+    422: {"description": "Invalid input; `errors[].field` names it", **PROBLEM},
+}
+VERSIONED: dict[int | str, dict[str, Any]] = {
+    **ERRORS,
+    412: {"description": "If-Match names a version that is no longer current", **PROBLEM},
+    428: {"description": "If-Match is missing", **PROBLEM},
+}
+FILES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "content": {media: {} for media in exports.MEDIA_TYPES.values()},
+        "description": "JSON, or the file asked for",
+    },
+    **ERRORS,
+}
+
+
+class AnalysisRequest(AnalysesIn):
+    version: int | None = Field(None, ge=1, description="Evaluate this version (default: the current one).")
+
+
+class CompareRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    scenario_ids: list[int] = Field([], description="Saved scenarios to compare (current versions).")
+    scenarios: list[ScenarioEvaluateRequest] = Field([], description="Unsaved scenarios to compare.")
+
+
+def _snapshots(request: Request) -> SnapshotCache:
+    cache: SnapshotCache = request.app.state.snapshots
+    return cache
+
+
+def _etag(version: int) -> str:
+    return f'"v{version}"'
+
+
+def _expected_version(if_match: str | None) -> int | None:
+    if if_match is None:
+        return None
+    tag = if_match.strip().removeprefix("W/").strip('"')
+    if not tag.startswith("v") or not tag[1:].isdigit():
+        raise InvalidInput("header.if-match", f'expected an ETag like "v3", got {if_match!r}')
+    return int(tag[1:])
+
+
+def _read(scenario: ScenarioRecord) -> ScenarioRead:
+    current = service.current_version(scenario)
+    return ScenarioRead(
+        id=scenario.id,
+        name=scenario.name,
+        tags=list(scenario.tags),
+        version=scenario.current_version,
+        created_at=scenario.created_at,
+        updated_at=scenario.updated_at,
+        catalog_version_id=current.catalog_version_id,
+        body=current.body,
+    )
+
+
+def _format(format_query: str | None, accept: str | None, allowed: tuple[str, ...]) -> str:
+    if format_query is not None:
+        if format_query not in allowed:
+            raise InvalidInput("query.format", f"choose one of {', '.join(allowed)}")
+        return format_query
+    for name in allowed:
+        if name != "json" and accept and exports.MEDIA_TYPES.get(name, "") in accept:
+            return name
+    return allowed[0]
+
+
+def _table_or_json(analyses: service.Analyses, fmt: str, body: dict[str, Any], filename: str) -> Any:
+    if fmt == "json":
+        return body
+    content = exports.table_file(analyses, "csv" if fmt == "csv" else "xlsx")
+    return Response(
+        content,
+        media_type=exports.MEDIA_TYPES[fmt],
+        headers={"Content-Disposition": f'attachment; filename="{filename}.{fmt}"'},
+    )
+
+
+FormatQuery = Annotated[Literal["json", "csv", "xlsx"] | None, Query(alias="format")]
+ChartFormatQuery = Annotated[Literal["svg", "png"] | None, Query(alias="format")]
+
+
+@router.post(
+    "", operation_id="create_scenario", status_code=201, response_model=ScenarioRead, responses=ERRORS
+)
+def create_scenario(session: SessionDep, body: ScenarioCreate, response: Response) -> ScenarioRead:
+    scenario = service.create_scenario(session, body)
+    response.headers["ETag"] = _etag(scenario.current_version)
+    response.headers["Location"] = f"/v1/scenarios/{scenario.id}"
+    return _read(scenario)
+
+
+@router.get("", operation_id="list_scenarios", response_model=PageRead[ScenarioRead], responses=ERRORS)
+def list_scenarios(
+    session: SessionDep,
+    tag: str | None = None,
+    q: Annotated[str | None, Query(max_length=100, description="Part of the name.")] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> PageRead[ScenarioRead]:
+    page = service.list_scenarios(session, tag, q, PageRequest(limit, offset))
+    return PageRead(items=[_read(s) for s in page.items], total=page.total, limit=limit, offset=offset)
+
+
+@router.post("/evaluate", operation_id="evaluate_unsaved_scenario", responses=FILES)
+def evaluate_unsaved(
+    session: SessionDep,
+    request: Request,
+    body: ScenarioEvaluateRequest,
+    format_query: FormatQuery = None,
+    accept: Annotated[str | None, Header()] = None,
+) -> Any:
+    """Monthly cash flows, totals and NPV of every plan, and the analyses asked for
+    (`monte_carlo`, `sensitivity`, `break_even`, `buy_versus_rent`)."""
+    fmt = _format(format_query, accept, ("json", "csv", "xlsx"))
+    analyses = service.analyse_body(session, body, body, _snapshots(request))
+    result = {
+        **service.analyses_dict(analyses),
+        "catalog_version": catalog_version_in_force(session, body.as_of),
+        "as_of": body.as_of,
+    }
+    return _table_or_json(analyses, fmt, result, "scenario")
+
+
+@router.post("/charts/{chart}", operation_id="chart_unsaved_scenario", responses=FILES)
+def chart_unsaved(
+    session: SessionDep,
+    request: Request,
+    chart: Literal["cost_stack", "break_even", "tornado", "monte_carlo"],
+    body: ScenarioEvaluateRequest,
+    format_query: ChartFormatQuery = None,
+    plan: str | None = None,
+) -> Response:
+    """A chart of an unsaved scenario: cost stack over time, break-even curve, tornado, Monte Carlo."""
+    fmt = format_query or "svg"
+    analyses = service.analyse_body(session, body, body, _snapshots(request))
+    return Response(exports.chart_file(analyses, chart, fmt, plan), media_type=exports.MEDIA_TYPES[fmt])
+
+
+@router.post("/compare", operation_id="compare_scenarios", responses=ERRORS)
+def compare(session: SessionDep, request: Request, body: CompareRequest) -> dict[str, Any]:
+    """Plans of two or more scenarios side by side, with deltas per cost line against the first."""
+    bodies: list[tuple[str, ScenarioBody]] = []
+    for scenario in service.find_by_ids(session, body.scenario_ids):
+        bodies.append((scenario.name, service.saved_body(service.current_version(scenario))))
+    bodies.extend((unsaved.name, unsaved) for unsaved in body.scenarios)
+    return service.compare_scenarios(session, bodies, _snapshots(request))
+
+
+@router.get("/{scenario_id}", operation_id="get_scenario", response_model=ScenarioRead, responses=ERRORS)
+def get_scenario(session: SessionDep, scenario_id: int, response: Response) -> ScenarioRead:
+    scenario = service.get_scenario(session, scenario_id)
+    response.headers["ETag"] = _etag(scenario.current_version)
+    return _read(scenario)
+
+
+@router.put(
+    "/{scenario_id}", operation_id="update_scenario", response_model=ScenarioRead, responses=VERSIONED
+)
+def update_scenario(
+    session: SessionDep,
+    scenario_id: int,
+    body: ScenarioUpdate,
+    response: Response,
+    if_match: Annotated[str | None, Header()] = None,
+) -> ScenarioRead:
+    """Save a new version. `If-Match` must carry the current ETag."""
+    scenario = service.update_scenario(session, scenario_id, body, _expected_version(if_match))
+    response.headers["ETag"] = _etag(scenario.current_version)
+    return _read(scenario)
+
+
+@router.delete("/{scenario_id}", operation_id="delete_scenario", status_code=204, responses=VERSIONED)
+def delete_scenario(
+    session: SessionDep, scenario_id: int, if_match: Annotated[str | None, Header()] = None
+) -> Response:
+    service.delete_scenario(session, scenario_id, _expected_version(if_match))
+    return Response(status_code=204)
+
+
+@router.get(
+    "/{scenario_id}/versions",
+    operation_id="list_scenario_versions",
+    response_model=list[ScenarioVersionRead],
+    responses=ERRORS,
+)
+def list_versions(session: SessionDep, scenario_id: int) -> list[ScenarioVersionRead]:
+    scenario = service.get_scenario(session, scenario_id)
+    return [ScenarioVersionRead.model_validate(v, from_attributes=True) for v in scenario.versions]
+
+
+@router.get(
+    "/{scenario_id}/versions/{version}",
+    operation_id="get_scenario_version",
+    response_model=ScenarioVersionRead,
+    responses=ERRORS,
+)
+def get_version(session: SessionDep, scenario_id: int, version: int) -> ScenarioVersionRead:
+    return ScenarioVersionRead.model_validate(
+        service.get_version(session, scenario_id, version), from_attributes=True
+    )
+
+
+@router.post("/{scenario_id}/evaluate", operation_id="evaluate_scenario", responses=FILES)
+def evaluate_saved(
+    session: SessionDep,
+    request: Request,
+    scenario_id: int,
+    body: AnalysisRequest | None = None,
+    format_query: FormatQuery = None,
+    accept: Annotated[str | None, Header()] = None,
+) -> Any:
+    """Evaluate a saved scenario (its current version, or `version`) with the prices it recorded."""
+    analyses_request = body or AnalysisRequest()
+    fmt = _format(format_query, accept, ("json", "csv", "xlsx"))
+    stored = service.saved_version(session, scenario_id, analyses_request.version)
+    saved = service.saved_body(stored)
+    analyses = service.analyse_body(session, saved, analyses_request, _snapshots(request))
+    result = {
+        **service.analyses_dict(analyses),
+        "catalog_version": stored.catalog_version_id,
+        "as_of": saved.as_of,
+        "scenario_id": scenario_id,
+        "version": stored.version,
+    }
+    return _table_or_json(analyses, fmt, result, f"scenario-{scenario_id}-v{stored.version}")
+
+
+@router.post("/{scenario_id}/charts/{chart}", operation_id="chart_scenario", responses=FILES)
+def chart_saved(
+    session: SessionDep,
+    request: Request,
+    scenario_id: int,
+    chart: Literal["cost_stack", "break_even", "tornado", "monte_carlo"],
+    body: AnalysisRequest | None = None,
+    format_query: ChartFormatQuery = None,
+    plan: str | None = None,
+) -> Response:
+    analyses_request = body or AnalysisRequest()
+    stored = service.saved_version(session, scenario_id, analyses_request.version)
+    analyses = service.analyse_body(
+        session, service.saved_body(stored), analyses_request, _snapshots(request)
+    )
+    fmt = format_query or "svg"
+    return Response(exports.chart_file(analyses, chart, fmt, plan), media_type=exports.MEDIA_TYPES[fmt])

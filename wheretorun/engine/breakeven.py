@@ -1,0 +1,108 @@
+"""Where the winner changes with volume.
+
+The best plan of each option kind keeps its configuration (the same API price, cloud offer and
+pricing mode, accelerator and replica layout) and is re-sized and re-priced (`Plan.reprice`) at
+multiples of today's volume, from 1/64 to 64 x on a grid of factors of 4. Between two grid points
+with different winners the switch is bisected (on a log scale, to ~1%). Plans that cannot serve a
+volume (a local card past one user, a batch past its accelerator limit) drop out there. Whole
+units make the curves steps, so the switch is where one plan becomes cheaper, not necessarily
+where two costs are equal.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from decimal import Decimal
+
+from wheretorun.engine.costs.plan import Plan
+from wheretorun.engine.recommendation import BreakEven, BreakEvenPoint, Crossover
+
+__all__ = ["break_even"]
+
+_GRID = tuple(4.0**k for k in range(-3, 4))
+_BISECTIONS = 7
+_CENT = Decimal("0.01")
+
+
+def _cost(plan: Plan, multiplier: float) -> float:
+    """Monthly cost (or job cost) of `plan` at `multiplier` x volume; inf when it cannot serve."""
+    if multiplier == 1.0:
+        scaled: Plan | None = plan
+    elif plan.reprice is None:
+        return math.inf
+    else:
+        scaled = plan.reprice(multiplier)
+    if scaled is None:
+        return math.inf
+    return scaled.usd_per_month if scaled.usd_per_month is not None else scaled.total_usd
+
+
+def _winner(plans: Sequence[Plan], multiplier: float) -> tuple[int, list[float]]:
+    costs = [_cost(plan, multiplier) for plan in plans]
+    return min(range(len(plans)), key=lambda i: (costs[i], i)), costs
+
+
+def _bisect(plans: Sequence[Plan], low: float, high: float, low_winner: int) -> tuple[float, int]:
+    """The multiplier in (low, high] where the winner stops being `low_winner`, and who wins there."""
+    high_winner = _winner(plans, high)[0]
+    for _ in range(_BISECTIONS):
+        middle = math.sqrt(low * high)
+        winner = _winner(plans, middle)[0]
+        if winner == low_winner:
+            low = middle
+        else:
+            high, high_winner = middle, winner
+    return high, high_winner
+
+
+def break_even(plans: Sequence[Plan], volume_unit: str, current_volume: float) -> BreakEven | None:
+    """Break-even analysis of `plans` (the best of each option kind); None with fewer than two."""
+    compared = [plan for plan in plans if plan.reprice is not None]
+    if len(compared) < 2:
+        return None
+    labels = tuple(plan.label for plan in compared)
+    points: list[BreakEvenPoint] = []
+    crossovers: list[Crossover] = []
+    previous: tuple[float, int] | None = None
+    for multiplier in _GRID:
+        winner, costs = _winner(compared, multiplier)
+        points.append(
+            BreakEvenPoint(
+                multiplier=multiplier,
+                volume=current_volume * multiplier,
+                usd_per_month=tuple(
+                    (label, Decimal(cost).quantize(_CENT))
+                    for label, cost in zip(labels, costs, strict=True)
+                    if math.isfinite(cost)
+                ),
+                winner=labels[winner],
+            )
+        )
+        if previous is not None and previous[1] != winner:
+            at, new_winner = _bisect(compared, previous[0], multiplier, previous[1])
+            crossovers.append(Crossover(at, current_volume * at, labels[previous[1]], labels[new_winner]))
+        previous = (multiplier, winner)
+    return BreakEven(
+        volume_unit=volume_unit,
+        current_volume=current_volume,
+        compared=labels,
+        points=tuple(points),
+        crossovers=tuple(crossovers),
+        searched=(_GRID[0], _GRID[-1]),
+        summary=_summary(crossovers, volume_unit, labels[_winner(compared, 1.0)[0]]),
+    )
+
+
+def _summary(crossovers: Sequence[Crossover], unit: str, today: str) -> str:
+    if not crossovers:
+        return (
+            f"Of the compared plans {today} stays the cheapest from 1/64 to 64 x today's volume: "
+            "the winner never changes in that range"
+        )
+    changes = "; ".join(
+        f"at {c.volume:,.4g} {unit.replace('_', ' ')} ({c.multiplier:.3g} x today) the cheapest changes from "
+        f"{c.from_label} to {c.to_label}"
+        for c in crossovers
+    )
+    return f"Of the compared plans {today} is cheapest today; {changes}."

@@ -1,0 +1,388 @@
+"""How much one model replica can serve, for every (accelerator, accelerators per replica, precision).
+
+This adapts the estimation engine to sizing. One replica is a tensor-parallel group of 1, 2, 4
+or 8 accelerators (inside one node). Its capacity is the largest request rate it sustains
+within the workload's TTFT/TPOT targets, found as `estimate_inference` finds `max_request_rate`
+(Little's law over the largest concurrency that meets the targets), but for all configurations
+at once with the vectorised `sweep_inference`, so the estimate is computed once per
+configuration, not once per cloud offer:
+
+1. every configuration at concurrency 1: does it fit, is it valid, does it meet the targets?
+2. the feasible ones at concurrencies 1, 2, 4, ... up to the serving engine's batch limit and
+   the memory limit: the last power of two that fits and meets the targets and the first that
+   does not bracket the answer;
+3. 16 evenly spaced concurrencies inside each bracket refine it.
+
+Latency and memory grow with concurrency, so the bracket holds the largest feasible one; the
+refinement leaves the capacity at most ~6% under the exact value, never over it.
+
+Without latency targets a replica runs at the largest concurrency that fits, up to the engine's
+batch limit (vLLM `max_num_seqs`, see `max_batch`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from wheretorun.engine.config import ServingEngine
+from wheretorun.engine.costs.arrays import BoolArray, IntArray
+from wheretorun.engine.efficiency import EfficiencyTable
+from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
+from wheretorun.engine.precision import Precision
+from wheretorun.engine.specs import AcceleratorSpec, ModelArchitecture
+from wheretorun.engine.sweep import SweepGrid, SweepResult, sweep_inference
+
+__all__ = ["REPLICA_SIZES", "ReplicaCapacity", "Verdict", "max_batch", "serving_capacities"]
+
+REPLICA_SIZES = (1, 2, 4, 8)  # tensor-parallel degrees inside one node
+_REFINE_STEPS = 16
+_GIB = 1024**3
+
+
+class Verdict:
+    """Why a replica configuration cannot serve (values are RejectReason names)."""
+
+    OK = ""
+    INVALID_LAYOUT = "invalid_layout"  # tensor-parallel degree does not divide the attention heads
+    UNSPECIFIED_HARDWARE = "unspecified_hardware"
+    DOES_NOT_FIT_MEMORY = "does_not_fit_memory"
+    MISSES_LATENCY_TARGET = "misses_latency_target"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaCapacity:
+    """One model replica on `accelerators` x `accelerator_id` at `precision`."""
+
+    accelerator_id: str
+    accelerators: int
+    precision: Precision
+    verdict: str  # Verdict.OK when it can serve
+    detail: str  # why not, in words
+    requests_per_s: float  # sustained at the targets (0 when not OK), before planning headroom
+    concurrency: int
+    ttft_ms: float | None
+    tpot_ms: float | None
+    output_tokens_per_s: float
+    memory_gb: float  # needed at concurrency 1
+    available_gb: float
+    single_stream_rps: float  # one request at a time (what a single local user gets), 0 if unusable
+    single_stream_ttft_ms: float | None
+    single_stream_tpot_ms: float | None
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == Verdict.OK
+
+
+def max_batch(engine: ServingEngine, spec: AcceleratorSpec) -> int:
+    """The serving engine's default limit on sequences in flight per replica.
+
+    vLLM `EngineArgs.get_batch_defaults` (vllm/engine/arg_utils.py): `max_num_seqs` = 1024 on
+    GPUs with >= 70 GiB that are not A100s, else 256. Other engines are given the same limit
+    (planning convention: their defaults bound batches by tokens, not sequences).
+    """
+    large = spec.memory_gb * 1e9 >= 70 * _GIB and "a100" not in spec.name.lower()
+    return 1024 if large else 256
+
+
+@dataclass(frozen=True, slots=True)
+class _Configs:
+    """Flat list of configurations: parallel arrays indexing accelerators and precisions."""
+
+    accelerator: IntArray
+    size: IntArray
+    precision: IntArray
+
+    def __len__(self) -> int:
+        return int(self.accelerator.shape[0])
+
+    def take(self, rows: IntArray) -> _Configs:
+        return _Configs(self.accelerator[rows], self.size[rows], self.precision[rows])
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    model: ModelArchitecture
+    accelerators: tuple[AcceleratorSpec, ...]
+    precisions: tuple[Precision, ...]
+    engine: ServingEngine
+    input_tokens: int
+    output_tokens: int
+    ttft_ms: float | None
+    tpot_ms: float | None
+    efficiency: EfficiencyTable
+
+    def sweep(self, configs: _Configs, concurrency: IntArray) -> SweepResult:
+        count = len(configs)
+        grid = SweepGrid(
+            models=(self.model,),
+            accelerators=self.accelerators,
+            precisions=self.precisions,
+            engines=(self.engine,),
+            model_index=np.zeros(count, dtype=np.int64),
+            accelerator_index=configs.accelerator,
+            precision_index=configs.precision,
+            engine_index=np.zeros(count, dtype=np.int64),
+            accelerator_count=configs.size,
+            input_tokens=np.full(count, self.input_tokens, dtype=np.int64),
+            output_tokens=np.full(count, self.output_tokens, dtype=np.int64),
+            concurrency=concurrency,
+        )
+        return sweep_inference(grid, self.efficiency)
+
+    def meets(self, result: SweepResult) -> BoolArray:
+        """Fits in memory and meets both targets (an unknown TTFT never meets a TTFT target)."""
+        ok = result.fits.copy()
+        if self.ttft_ms is not None:
+            ok &= np.nan_to_num(result.ttft_ms, nan=np.inf) <= self.ttft_ms
+        if self.tpot_ms is not None:
+            ok &= np.nan_to_num(result.tpot_ms, nan=np.inf) <= self.tpot_ms
+        return np.asarray(ok, dtype=bool)
+
+
+def serving_capacities(
+    model: ModelArchitecture,
+    accelerators: Sequence[tuple[str, AcceleratorSpec]],
+    precisions: Sequence[Precision],
+    *,
+    engine: ServingEngine,
+    input_tokens: int,
+    output_tokens: int,
+    ttft_ms: float | None,
+    tpot_ms: float | None,
+    efficiency: EfficiencyTable = DEFAULT_EFFICIENCY,
+) -> dict[tuple[str, int, Precision], ReplicaCapacity]:
+    """Capacity of one replica for every accelerator x replica size x precision."""
+    if not accelerators or not precisions:
+        return {}
+    request = _Request(
+        model=model,
+        accelerators=tuple(spec for _, spec in accelerators),
+        precisions=tuple(precisions),
+        engine=engine,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        ttft_ms=ttft_ms,
+        tpot_ms=tpot_ms,
+        efficiency=efficiency,
+    )
+    every = _all_configs(len(accelerators), len(precisions))
+    layouts = [_layout_problem(request, every, row) for row in range(len(every))]
+    ids = [accelerator_id for accelerator_id, _ in accelerators]
+    capacities = {
+        _key(request, ids, every, row): _unusable(_key(request, ids, every, row), problem)
+        for row, problem in enumerate(layouts)
+        if problem is not None
+    }
+    configs = every.take(
+        np.asarray([row for row, problem in enumerate(layouts) if problem is None], dtype=np.int64)
+    )
+    if len(configs) == 0:
+        return capacities
+    first = request.sweep(configs, np.ones(len(configs), dtype=np.int64))
+    limits = _concurrency_limits(request, configs, first)
+    rows = np.flatnonzero(request.meets(first) & first.valid & (limits >= 1))
+    best = _largest_feasible(request, configs.take(rows), limits[rows])
+    final = _Columns.of(request.sweep(configs.take(rows), best)) if len(rows) else None
+    at_one = _Columns.of(first)
+    feasible = {int(row): (int(best[k]), k) for k, row in enumerate(rows)}
+    for row in range(len(configs)):
+        key = _key(request, ids, configs, row)
+        if final is not None and row in feasible:
+            concurrency, k = feasible[row]
+            capacities[key] = _capacity(request, key, at_one, row, final, k, concurrency)
+        else:
+            capacities[key] = _infeasible(key, at_one, row, _why_not(request, configs, row, first))
+    return capacities
+
+
+def _key(request: _Request, ids: Sequence[str], configs: _Configs, row: int) -> tuple[str, int, Precision]:
+    return ids[configs.accelerator[row]], int(configs.size[row]), request.precisions[configs.precision[row]]
+
+
+def _layout_problem(request: _Request, configs: _Configs, row: int) -> tuple[str, str] | None:
+    """Why a replica layout cannot exist at all (checked before any estimate), or None."""
+    spec = request.accelerators[configs.accelerator[row]]
+    size = int(configs.size[row])
+    heads = request.model.attention_heads
+    if heads % size:
+        return Verdict.INVALID_LAYOUT, f"{size} does not divide the model's {heads} attention heads"
+    if size > 1 and spec.interconnect_gb_s is None:
+        return (
+            Verdict.UNSPECIFIED_HARDWARE,
+            f"{spec.name} publishes no interconnect bandwidth for tensor parallelism",
+        )
+    return None
+
+
+def _unusable(key: tuple[str, int, Precision], problem: tuple[str, str]) -> ReplicaCapacity:
+    return ReplicaCapacity(
+        accelerator_id=key[0],
+        accelerators=key[1],
+        precision=key[2],
+        verdict=problem[0],
+        detail=problem[1],
+        requests_per_s=0.0,
+        concurrency=0,
+        ttft_ms=None,
+        tpot_ms=None,
+        output_tokens_per_s=0.0,
+        memory_gb=0.0,
+        available_gb=0.0,
+        single_stream_rps=0.0,
+        single_stream_ttft_ms=None,
+        single_stream_tpot_ms=None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Columns:
+    """Sweep results as Python lists (fast per-row access); NaN stays NaN."""
+
+    total_gb: list[float]
+    available_gb: list[float]
+    ttft_ms: list[float]
+    tpot_ms: list[float]
+    output_tokens_per_s: list[float]
+
+    @classmethod
+    def of(cls, result: SweepResult) -> _Columns:
+        return cls(
+            result.total_gb.tolist(),
+            result.available_gb.tolist(),
+            result.ttft_ms.tolist(),
+            result.tpot_ms.tolist(),
+            result.output_tokens_per_s.tolist(),
+        )
+
+
+def _all_configs(accelerators: int, precisions: int) -> _Configs:
+    grid = np.stack(
+        np.meshgrid(np.arange(accelerators), np.asarray(REPLICA_SIZES), np.arange(precisions), indexing="ij"),
+        axis=-1,
+    ).reshape(-1, 3)
+    return _Configs(grid[:, 0].astype(np.int64), grid[:, 1].astype(np.int64), grid[:, 2].astype(np.int64))
+
+
+def _concurrency_limits(request: _Request, configs: _Configs, first: SweepResult) -> IntArray:
+    """Most sequences a replica may hold: the memory limit and the engine's batch limit."""
+    engine_limit = np.asarray(
+        [max_batch(request.engine, request.accelerators[index]) for index in configs.accelerator],
+        dtype=np.int64,
+    )
+    memory_limit = np.nan_to_num(first.max_concurrency, nan=0.0).astype(np.int64)
+    return np.minimum(engine_limit, memory_limit)
+
+
+def _largest_feasible(request: _Request, configs: _Configs, limits: IntArray) -> IntArray:
+    """Largest concurrency in [1, limit] that fits and meets the targets (bracket, then refine)."""
+    if len(configs) == 0:
+        return np.zeros(0, dtype=np.int64)
+    steps = int(math.ceil(math.log2(int(limits.max())))) + 1
+    powers = np.minimum(2 ** np.arange(steps, dtype=np.int64)[None, :], limits[:, None])
+    passing = _meets_at(request, configs, powers)
+    last_pass = np.where(passing, powers, 1).max(axis=1)
+    first_fail = np.where(~passing & (powers > last_pass[:, None]), powers, limits[:, None] + 1).min(axis=1)
+    gaps = first_fail - last_pass
+    offsets = np.ceil(np.linspace(0, 1, _REFINE_STEPS + 2)[1:-1][None, :] * (gaps[:, None] - 1)).astype(
+        np.int64
+    )
+    inner = np.clip(
+        last_pass[:, None] + offsets, last_pass[:, None], np.maximum(first_fail - 1, last_pass)[:, None]
+    )
+    inner_pass = _meets_at(request, configs, inner)
+    return np.asarray(np.maximum(last_pass, np.where(inner_pass, inner, 0).max(axis=1)), dtype=np.int64)
+
+
+def _meets_at(request: _Request, configs: _Configs, concurrency: IntArray) -> BoolArray:
+    """Evaluate each configuration at each of its concurrencies (rows x columns)."""
+    rows, columns = concurrency.shape
+    repeated = configs.take(np.repeat(np.arange(rows), columns))
+    result = request.sweep(repeated, concurrency.reshape(-1))
+    return request.meets(result).reshape(rows, columns)
+
+
+def _number(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def _capacity(
+    request: _Request,
+    key: tuple[str, int, Precision],
+    at_one: _Columns,
+    row: int,
+    final: _Columns,
+    k: int,
+    concurrency: int,
+) -> ReplicaCapacity:
+    """A feasible configuration at its largest feasible `concurrency` (`final` row `k`)."""
+    tokens_per_s = final.output_tokens_per_s[k]
+    return ReplicaCapacity(
+        accelerator_id=key[0],
+        accelerators=key[1],
+        precision=key[2],
+        verdict=Verdict.OK,
+        detail="",
+        requests_per_s=tokens_per_s / request.output_tokens,
+        concurrency=concurrency,
+        ttft_ms=_number(final.ttft_ms[k]),
+        tpot_ms=final.tpot_ms[k],
+        output_tokens_per_s=tokens_per_s,
+        memory_gb=at_one.total_gb[row],
+        available_gb=at_one.available_gb[row],
+        single_stream_rps=at_one.output_tokens_per_s[row] / request.output_tokens,
+        single_stream_ttft_ms=_number(at_one.ttft_ms[row]),
+        single_stream_tpot_ms=_number(at_one.tpot_ms[row]),
+    )
+
+
+def _infeasible(
+    key: tuple[str, int, Precision], at_one: _Columns, row: int, why: tuple[str, str]
+) -> ReplicaCapacity:
+    return ReplicaCapacity(
+        accelerator_id=key[0],
+        accelerators=key[1],
+        precision=key[2],
+        verdict=why[0],
+        detail=why[1],
+        requests_per_s=0.0,
+        concurrency=0,
+        ttft_ms=_number(at_one.ttft_ms[row]),
+        tpot_ms=_number(at_one.tpot_ms[row]),
+        output_tokens_per_s=0.0,
+        memory_gb=at_one.total_gb[row],
+        available_gb=at_one.available_gb[row],
+        single_stream_rps=0.0,
+        single_stream_ttft_ms=None,
+        single_stream_tpot_ms=None,
+    )
+
+
+def _why_not(request: _Request, configs: _Configs, row: int, first: SweepResult) -> tuple[str, str]:
+    """Why a valid layout cannot serve: memory, an unknown compute peak, or latency."""
+    spec = request.accelerators[configs.accelerator[row]]
+    size = int(configs.size[row])
+    if not bool(first.fits[row]):
+        needed, available = float(first.total_gb[row]), float(first.available_gb[row])
+        return (
+            Verdict.DOES_NOT_FIT_MEMORY,
+            f"needs {needed:.1f} GB, {size} x {spec.name} leave {available:.1f} GB "
+            f"(short by {needed - available:.1f} GB)",
+        )
+    if request.ttft_ms is not None and math.isnan(float(first.ttft_ms[row])):
+        return Verdict.UNSPECIFIED_HARDWARE, f"{spec.name} publishes no compute peak: TTFT cannot be checked"
+    return Verdict.MISSES_LATENCY_TARGET, _latency_detail(request, first, row)
+
+
+def _latency_detail(request: _Request, first: SweepResult, row: int) -> str:
+    parts = []
+    ttft, tpot = float(first.ttft_ms[row]), float(first.tpot_ms[row])
+    if request.ttft_ms is not None and ttft > request.ttft_ms:
+        parts.append(f"TTFT {ttft:.0f} ms > {request.ttft_ms:g} ms")
+    if request.tpot_ms is not None and tpot > request.tpot_ms:
+        parts.append(f"TPOT {tpot:.1f} ms > {request.tpot_ms:g} ms")
+    return "even one request at a time: " + ", ".join(parts) if parts else "no concurrency meets the targets"

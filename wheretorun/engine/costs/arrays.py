@@ -1,0 +1,26 @@
+"""Array aliases and whole-unit rounding shared by the cost models."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["BoolArray", "FloatArray", "IntArray", "ceil_array", "ceil_count"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+_TOLERANCE = 1e-9
+
+
+def ceil_count(value: float) -> int:
+    """Whole units needed for `value`, tolerant of float noise (2.0000000001 -> 2)."""
+    return max(math.ceil(value - _TOLERANCE), 0)
+
+
+def ceil_array(values: FloatArray) -> FloatArray:
+    """`ceil_count` over an array (kept as floats for further arithmetic)."""
+    return np.maximum(np.ceil(values - _TOLERANCE), 0.0)

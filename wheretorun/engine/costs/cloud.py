@@ -1,0 +1,374 @@
+"""Cloud rental: whole instances, priced per instance-hour.
+
+Sizing. A replica needs `g` accelerators (capacity.py); an instance of `n` accelerators holds
+floor(n / g) replicas, and the layout g chosen for an instance type is the one with the most
+capacity per instance. A replica never spans instances (multi-node serving is not modelled), so
+a model that needs more accelerators than an instance has cannot run on it.
+
+In each hour group of each month, replicas = max(ceil(demand / planned capacity), 1) +
+redundancy, where the planned capacity is the estimate x target utilisation; instances =
+ceil(replicas / replicas per instance).
+
+Pricing modes:
+* on-demand, autoscaled: instances follow demand hour by hour (at least one serving replica plus
+  the spares stay up, so the first request never waits for a cold start);
+* on-demand, always on: each month runs the instances of its busiest hour all month;
+* spot, autoscaled: spot price x (1 + spot_interruption_overhead) for reclaimed work;
+* reserved 1 y / 3 y, always on: on-demand x (1 - committed-use discount) for the peak instance
+  count of the whole horizon, paid for whole terms (a 3-year term on a 2-year horizon is paid
+  for 3 years). The catalog has no reserved prices, so the discount is an assumption.
+
+GCP rows price the GPUs without their host VM (`accelerator_only`). The catalog has no VM
+prices, so these offers are rejected as `incomplete_price` unless
+`assumptions.host_vm_usd_per_accelerator_hour` supplies one.
+Every serving plan adds the operations staff of a rented deployment for each month.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import Decimal
+
+import numpy as np
+
+from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.capacity import REPLICA_SIZES, ReplicaCapacity
+from wheretorun.engine.catalog import CloudOffer
+from wheretorun.engine.costs.arrays import FloatArray, ceil_array
+from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
+from wheretorun.engine.costs.plan import Line, Plan
+from wheretorun.engine.precision import Precision
+from wheretorun.engine.recommendation import Setup
+from wheretorun.engine.workload import OptionKind
+
+__all__ = [
+    "JOB_MODES",
+    "SERVING_MODES",
+    "CloudMode",
+    "Layout",
+    "ServingHours",
+    "batch_plan",
+    "choose_layout",
+    "hourly_price",
+    "offer_label",
+    "serving_hours",
+    "serving_plan",
+    "whole_accelerators",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class CloudMode:
+    pricing: str  # on_demand | spot | reserved_1y | reserved_3y
+    scaling: str  # autoscaled | always_on | job
+
+    @property
+    def term_years(self) -> int:
+        return 3 if self.pricing == "reserved_3y" else 1
+
+    @property
+    def reserved(self) -> bool:
+        return self.pricing.startswith("reserved")
+
+    @property
+    def name(self) -> str:
+        return f"{self.pricing.replace('_', '-')} {self.scaling.replace('_', '-')}"
+
+
+SERVING_MODES = (
+    CloudMode("on_demand", "autoscaled"),
+    CloudMode("on_demand", "always_on"),
+    CloudMode("spot", "autoscaled"),
+    CloudMode("reserved_1y", "always_on"),
+    CloudMode("reserved_3y", "always_on"),
+)
+JOB_MODES = (CloudMode("on_demand", "job"), CloudMode("spot", "job"))
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Replicas of `capacity` packed `per_instance` to an instance of `accelerators` accelerators."""
+
+    capacity: ReplicaCapacity
+    per_instance: int
+    accelerators: int
+
+    @property
+    def idle_accelerators(self) -> int:
+        return self.accelerators - self.per_instance * self.capacity.accelerators
+
+
+def whole_accelerators(count: Decimal) -> int | None:
+    """The offer's accelerator count when whole (GPU slices such as AWS g6f are not modelled)."""
+    if count < 1 or count != count.to_integral_value():
+        return None
+    return int(count)
+
+
+def choose_layout(
+    capacities: dict[tuple[str, int, Precision], ReplicaCapacity],
+    accelerator_id: str,
+    accelerators: int,
+    precision: Precision,
+) -> tuple[Layout | None, list[ReplicaCapacity]]:
+    """The feasible replica size with the most capacity per instance, and the sizes considered."""
+    considered = [
+        capacities[(accelerator_id, size, precision)]
+        for size in REPLICA_SIZES
+        if size <= accelerators and (accelerator_id, size, precision) in capacities
+    ]
+    best: Layout | None = None
+    for capacity in considered:
+        if not capacity.ok:
+            continue
+        layout = Layout(capacity, accelerators // capacity.accelerators, accelerators)
+        if best is None or _instance_rps(layout) > _instance_rps(best) * (1 + 1e-12):
+            best = layout
+    return best, considered
+
+
+def _instance_rps(layout: Layout) -> float:
+    return layout.per_instance * layout.capacity.requests_per_s
+
+
+@dataclass(frozen=True, slots=True)
+class ServingHours:
+    """Instance-hours over the horizon for N sizings (arrays of length N)."""
+
+    autoscaled: FloatArray
+    always_on: FloatArray
+    peak_instances: FloatArray
+    served_capacity_hours: FloatArray  # replica-capacity-hours paid while autoscaled (for utilisation)
+
+
+def serving_hours(
+    demand: ServingDemand, planned_rps: FloatArray, per_instance: FloatArray, minimum_replicas: int = 1
+) -> ServingHours:
+    """Instances needed hour group by hour group, summed three ways (see the module docstring)."""
+    rates = demand.rates_rps[None, :, :]
+    replicas = (
+        np.maximum(ceil_array(rates / planned_rps[:, None, None]), minimum_replicas) + demand.redundancy
+    )
+    instances = ceil_array(replicas / per_instance[:, None, None])
+    hours = demand.group_hours[None, None, :]
+    return ServingHours(
+        autoscaled=(instances * hours).sum(axis=(1, 2)),
+        always_on=instances.max(axis=2).sum(axis=1) * demand.hours_per_month,
+        peak_instances=instances.max(axis=(1, 2)),
+        served_capacity_hours=(instances * per_instance[:, None, None] * hours).sum(axis=(1, 2)),
+    )
+
+
+def committed_months(mode: CloudMode, horizon_months: int) -> int:
+    """Months paid for a reservation: whole terms covering the horizon."""
+    term = 12 * mode.term_years
+    return math.ceil(horizon_months / term) * term
+
+
+def hourly_price(offer: CloudOffer, mode: CloudMode, assumptions: Assumptions) -> float | None:
+    """USD per instance-hour in `mode`, or None when the catalog lacks the price."""
+    base = offer.spot_usd_per_hour if mode.pricing == "spot" else offer.on_demand_usd_per_hour
+    if base is None:
+        return None
+    price = float(base)
+    if offer.accelerator_only:
+        if assumptions.host_vm_usd_per_accelerator_hour is None:
+            return None
+        price += assumptions.host_vm_usd_per_accelerator_hour * float(offer.accelerator_count)
+    if mode.pricing == "spot":
+        return price * (1 + assumptions.spot_interruption_overhead)
+    if mode.reserved:
+        return price * (1 - assumptions.reserved_discount(offer.provider, mode.term_years))
+    return price
+
+
+def paid_hours(hours: ServingHours, mode: CloudMode, demand: ServingDemand) -> FloatArray:
+    """Instance-hours paid in `mode` for the sizings in `hours`."""
+    if mode.reserved:
+        return hours.peak_instances * demand.hours_per_month * committed_months(mode, demand.months)
+    if mode.scaling == "always_on":
+        return hours.always_on
+    return hours.autoscaled
+
+
+def offer_label(offer: CloudOffer, mode: CloudMode) -> str:
+    return f"{offer.provider} {offer.instance_type} {offer.region} {mode.name}"
+
+
+def _risks(offer: CloudOffer, mode: CloudMode, precision: Precision, demand_months: int) -> tuple[str, ...]:
+    risks = [f"vendor concentration: capacity, price and region depend on {offer.provider}"]
+    if mode.pricing == "spot":
+        risks.append(
+            "spot interruptions: instances can be reclaimed at short notice; serving needs on-demand "
+            "fallback capacity to keep latency targets"
+        )
+    if mode.reserved:
+        risks.append(
+            f"a {mode.term_years}-year commitment is paid whether or not the capacity is used; the discount "
+            "is an assumption (the catalog has no reserved price)"
+        )
+        if committed_months(mode, demand_months) > demand_months:
+            risks.append("the commitment runs past the planning horizon and is paid in full")
+    if offer.accelerator_only:
+        risks.append("the price covers the GPUs only; the host VM is priced from the assumption given")
+    return (*risks, *quantisation_risks(precision))
+
+
+def quantisation_risks(precision: Precision) -> tuple[str, ...]:
+    if precision in (Precision.BF16, Precision.FP16, Precision.FP32):
+        return ()
+    if precision in (Precision.FP8, Precision.INT8):
+        return (
+            f"{precision.value} weights: small quality loss against bf16 is usual; check on your evaluations",
+        )
+    return (f"{precision.value} (4-bit) weights: measurable quality loss against bf16 is possible",)
+
+
+def serving_plan(
+    offer: CloudOffer,
+    mode: CloudMode,
+    layout: Layout,
+    model_id: str,
+    demand: ServingDemand,
+    assumptions: Assumptions,
+) -> Plan | None:
+    """Serving `model_id` on instances of `offer` for the horizon; None when unpriced."""
+    price = hourly_price(offer, mode, assumptions)
+    if price is None:
+        return None
+    capacity = layout.capacity
+    planned = np.asarray([capacity.requests_per_s * assumptions.target_utilisation])
+    per_instance = np.asarray([float(layout.per_instance)])
+    hours = serving_hours(demand, planned, per_instance)
+    paid = float(paid_hours(hours, mode, demand)[0])
+    peak = int(hours.peak_instances[0])
+    months = demand.months
+    lines = (
+        Line(
+            "instance hours",
+            price * paid,
+            f"{paid:,.0f} instance-hours x ${price:.4f} ({mode.name}); peak {peak} x {offer.instance_type}",
+        ),
+        Line("operations staff", assumptions.cloud_staff_usd_per_month * months, "rented serving deployment"),
+    )
+    capacity_hours = paid * layout.per_instance * capacity.requests_per_s * 3600
+    replicas = peak * layout.per_instance
+    return Plan(
+        option=OptionKind.CLOUD,
+        label=offer_label(offer, mode),
+        setup=Setup(
+            model_id=model_id,
+            accelerator_id=offer.accelerator_id,
+            accelerator_count=peak * layout.accelerators,
+            accelerators_per_replica=capacity.accelerators,
+            replicas=replicas,
+            precision=capacity.precision.value,
+            serving_engine=assumptions.serving_engine.value,
+            provider=offer.provider,
+            region=offer.region,
+            instance_type=offer.instance_type,
+            instance_count=peak,
+            pricing_mode=mode.pricing,
+            scaling=mode.scaling,
+            offer_ids=(offer.id,),
+        ),
+        lines=lines,
+        months=months,
+        opex_usd_per_month=sum(line.usd for line in lines) / months,
+        tokens=demand.total_tokens,
+        utilisation=demand.total_requests / capacity_hours if capacity_hours else None,
+        ttft_ms=capacity.ttft_ms,
+        tpot_ms=capacity.tpot_ms,
+        headroom=replicas * capacity.requests_per_s / demand.peak_rps - 1 if demand.peak_rps else None,
+        risks=_risks(offer, mode, capacity.precision, months),
+        facts=(
+            f"{capacity.accelerators} x {offer.accelerator_id} per replica at {capacity.precision.value}, "
+            f"{layout.per_instance} replica(s) per instance, {capacity.requests_per_s:.2f} requests/s each "
+            f"within the latency targets",
+            f"Pays ${price:.2f} per instance-hour ({mode.name})",
+        ),
+        reprice=lambda multiplier: serving_plan(
+            offer, mode, layout, model_id, demand.scaled(multiplier), assumptions
+        ),
+    )
+
+
+def batch_plan(
+    offer: CloudOffer,
+    mode: CloudMode,
+    layout: Layout,
+    model_id: str,
+    demand: BatchDemand,
+    assumptions: Assumptions,
+) -> Plan | None:
+    """One batch job on as many instances of `offer` as the deadline needs; None when unpriced or
+    when even the largest allowed job (`max_accelerators_per_job`) misses the deadline."""
+    price = hourly_price(offer, mode, assumptions)
+    if price is None:
+        return None
+    job = batch_job(layout, demand, mode, assumptions)
+    if job is None:
+        return None
+    instances, wall_hours, instance_hours = job
+    capacity = layout.capacity
+    return Plan(
+        option=OptionKind.CLOUD,
+        label=offer_label(offer, mode),
+        setup=Setup(
+            model_id=model_id,
+            accelerator_id=offer.accelerator_id,
+            accelerator_count=instances * layout.accelerators,
+            accelerators_per_replica=capacity.accelerators,
+            replicas=instances * layout.per_instance,
+            precision=capacity.precision.value,
+            serving_engine=assumptions.serving_engine.value,
+            provider=offer.provider,
+            region=offer.region,
+            instance_type=offer.instance_type,
+            instance_count=instances,
+            pricing_mode=mode.pricing,
+            scaling="job",
+            offer_ids=(offer.id,),
+        ),
+        lines=(
+            Line(
+                "instance hours",
+                price * instance_hours,
+                f"{instances} x {offer.instance_type} for {wall_hours:.1f} h; {instance_hours:,.1f} "
+                f"instance-hours x ${price:.4f} ({mode.name})",
+            ),
+        ),
+        months=None,
+        tokens=demand.total_tokens,
+        utilisation=1.0,
+        risks=_risks(offer, mode, capacity.precision, 0),
+        facts=(
+            f"{instances} instance(s) finish in {wall_hours:.1f} h "
+            f"of the {demand.deadline_hours:g} h deadline",
+            f"{capacity.output_tokens_per_s * layout.per_instance:,.0f} output tokens/s per instance",
+        ),
+        reprice=lambda multiplier: batch_plan(
+            offer, mode, layout, model_id, demand.scaled(multiplier), assumptions
+        ),
+    )
+
+
+def batch_job(
+    layout: Layout, demand: BatchDemand, mode: CloudMode, assumptions: Assumptions
+) -> tuple[int, float, float] | None:
+    """(instances, wall-clock hours, instance-hours billed at the mode's price) to finish by the
+    deadline, or None when `max_accelerators_per_job` accelerators cannot.
+
+    Each replica works at its full concurrency. Spot's interruption overhead is already in its
+    hourly price (`hourly_price`); here it also lengthens the wall-clock time. Model loading is
+    not charged."""
+    per_instance_rps = layout.per_instance * layout.capacity.requests_per_s
+    if per_instance_rps <= 0:
+        return None
+    slowdown = 1 + assumptions.spot_interruption_overhead if mode.pricing == "spot" else 1.0
+    instance_hours = demand.requests / per_instance_rps / 3600
+    instances = max(math.ceil(instance_hours * slowdown / demand.deadline_hours - 1e-9), 1)
+    if instances * layout.accelerators > assumptions.max_accelerators_per_job:
+        return None
+    return instances, instance_hours * slowdown / instances, instance_hours

@@ -1,0 +1,129 @@
+"""Demand over the horizon, in the shape the cost models need.
+
+Serving traffic becomes a (month, hour group) grid of request rates: month m of the horizon
+grows by (1 + growth)^m, and the 24 hourly multipliers of the workload's day are grouped by
+value (a flat day is one group; a peak hour and 23 quieter ones are two), each group standing
+for `hours` hours of every month. Grouping keeps the arithmetic small and exact: hours with the
+same rate need the same capacity and cost the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from wheretorun.engine.costs.arrays import FloatArray
+from wheretorun.engine.workload import BatchWorkload, InferenceWorkload
+
+__all__ = ["BatchDemand", "ServingDemand"]
+
+_SECONDS_PER_HOUR = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class ServingDemand:
+    """Requests per second per (month, hour group), and the tokens of one request."""
+
+    rates_rps: FloatArray  # (months, hour groups)
+    group_hours: FloatArray  # (hour groups,): hours per month each group stands for
+    hours_per_month: float
+    input_tokens: int
+    cached_input_tokens: int
+    output_tokens: int
+    redundancy: int
+    ttft_ms: float | None
+    tpot_ms: float | None
+
+    @classmethod
+    def from_workload(cls, workload: InferenceWorkload, months: int, hours_per_month: float) -> ServingDemand:
+        shape = np.asarray(workload.hourly_shape, dtype=np.float64)
+        levels, counts = np.unique(shape, return_counts=True)
+        growth = (1.0 + workload.growth_per_month) ** np.arange(months, dtype=np.float64)
+        average_rps = workload.requests_per_day / 86_400.0
+        return cls(
+            rates_rps=average_rps * growth[:, None] * levels[None, :],
+            group_hours=counts.astype(np.float64) * hours_per_month / 24.0,
+            hours_per_month=hours_per_month,
+            input_tokens=workload.input_tokens,
+            cached_input_tokens=workload.cached_input_tokens,
+            output_tokens=workload.output_tokens,
+            redundancy=workload.redundancy,
+            ttft_ms=workload.ttft_ms,
+            tpot_ms=workload.tpot_ms,
+        )
+
+    def scaled(self, multiplier: float) -> ServingDemand:
+        """The same traffic shape at `multiplier` x the volume."""
+        return dataclasses.replace(self, rates_rps=self.rates_rps * multiplier)
+
+    def head(self, months: int) -> ServingDemand:
+        """The first `months` months only (what must be served while hardware is on order)."""
+        return dataclasses.replace(self, rates_rps=self.rates_rps[:months])
+
+    @property
+    def months(self) -> int:
+        return int(self.rates_rps.shape[0])
+
+    @property
+    def peak_rps(self) -> float:
+        return float(self.rates_rps.max())
+
+    @property
+    def requests_per_month(self) -> FloatArray:
+        return np.asarray(self.rates_rps @ self.group_hours * _SECONDS_PER_HOUR, dtype=np.float64)
+
+    @property
+    def total_requests(self) -> float:
+        return float(self.requests_per_month.sum())
+
+    @property
+    def tokens_per_request(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    @property
+    def total_tokens(self) -> float:
+        return self.total_requests * self.tokens_per_request
+
+
+@dataclass(frozen=True, slots=True)
+class BatchDemand:
+    """One offline job: token totals, the request shape used to size it, and a deadline."""
+
+    input_tokens_total: float
+    output_tokens_total: float
+    input_tokens_per_request: int
+    output_tokens_per_request: int
+    deadline_hours: float
+
+    @classmethod
+    def from_workload(cls, workload: BatchWorkload) -> BatchDemand:
+        return cls(
+            input_tokens_total=workload.input_tokens_total,
+            output_tokens_total=workload.output_tokens_total,
+            input_tokens_per_request=workload.input_tokens_per_request,
+            output_tokens_per_request=workload.output_tokens_per_request,
+            deadline_hours=workload.deadline_hours,
+        )
+
+    def scaled(self, multiplier: float) -> BatchDemand:
+        return dataclasses.replace(
+            self,
+            input_tokens_total=self.input_tokens_total * multiplier,
+            output_tokens_total=self.output_tokens_total * multiplier,
+        )
+
+    @property
+    def requests(self) -> float:
+        """Requests of the stated shape needed to process both totals. When the totals' ratio
+        differs from the request shape, the larger count is used, so neither input nor output
+        work disappears (the rule configiq's HYBRID_SAVINGS_METHODOLOGY.md uses)."""
+        return max(
+            self.input_tokens_total / self.input_tokens_per_request,
+            self.output_tokens_total / self.output_tokens_per_request,
+        )
+
+    @property
+    def total_tokens(self) -> float:
+        return self.input_tokens_total + self.output_tokens_total

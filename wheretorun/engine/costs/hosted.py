@@ -1,0 +1,155 @@
+"""Hosted API: tokens x price per million tokens.
+
+A request costs (uncached input x input price + cached input x cached price + output x output
+price) / 1e6. A missing cached-input price charges cached tokens at the full input price (the
+price a provider without prompt caching charges). Batch jobs use the provider's batch tier when
+the deadline leaves the tier's completion window (24 h); otherwise the standard prices.
+Serving plans add the operations staff of a hosted integration for every month.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.catalog import ApiPriceOffer
+from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
+from wheretorun.engine.costs.plan import Line, Plan
+from wheretorun.engine.recommendation import Setup
+from wheretorun.engine.workload import OptionKind
+
+__all__ = ["batch_plan", "label", "missing_price", "serving_plan", "usd_per_request", "uses_batch_tier"]
+
+_MILLION = 1e6
+
+
+def label(price: ApiPriceOffer) -> str:
+    return f"{price.provider} {price.model_id}"
+
+
+def missing_price(price: ApiPriceOffer) -> str | None:
+    """Why the row cannot be costed, or None. A missing price is never taken as free."""
+    missing = [
+        name
+        for name, value in (
+            ("input", price.input_usd_per_million_tokens),
+            ("output", price.output_usd_per_million_tokens),
+        )
+        if value is None
+    ]
+    return f"no {' or '.join(missing)} token price" if missing else None
+
+
+def _usd(value: Decimal | None) -> float:
+    assert value is not None, "rows without a price are rejected by missing_price() first"
+    return float(value)
+
+
+def _cached_price(price: ApiPriceOffer) -> tuple[float, str]:
+    if price.cached_input_usd_per_million_tokens is None:
+        return _usd(price.input_usd_per_million_tokens), "no cached-input price: charged at the input price"
+    return _usd(price.cached_input_usd_per_million_tokens), ""
+
+
+def _setup(price: ApiPriceOffer, model_id: str, mode: str) -> Setup:
+    return Setup(
+        model_id=model_id,
+        provider=price.provider,
+        pricing_mode=mode,
+        scaling="per_token",
+        api_price_id=price.id,
+        hosted_model_id=price.model_id,
+    )
+
+
+def _risks(price: ApiPriceOffer, latency_targets: bool) -> tuple[str, ...]:
+    risks = [f"vendor concentration: all traffic depends on {price.provider}'s API, terms and prices"]
+    if latency_targets:
+        risks.append("the hosted API publishes no latency figures: TTFT/TPOT targets are not verified")
+    if price.context_window_tokens is None:
+        risks.append("the provider does not publish the context window of this model")
+    return tuple(risks)
+
+
+def _token_usd(price: ApiPriceOffer, demand: ServingDemand) -> dict[str, float]:
+    """USD per request for each kind of token."""
+    cached_usd, _ = _cached_price(price)
+    return {
+        "input tokens": (demand.input_tokens - demand.cached_input_tokens)
+        * _usd(price.input_usd_per_million_tokens)
+        / _MILLION,
+        "cached input tokens": demand.cached_input_tokens * cached_usd / _MILLION,
+        "output tokens": demand.output_tokens * _usd(price.output_usd_per_million_tokens) / _MILLION,
+    }
+
+
+def usd_per_request(price: ApiPriceOffer, demand: ServingDemand) -> float:
+    """Tokens of one request of `demand` at `price` (staff excluded)."""
+    return sum(_token_usd(price, demand).values())
+
+
+def serving_plan(
+    price: ApiPriceOffer, model_id: str, demand: ServingDemand, assumptions: Assumptions
+) -> Plan:
+    """Online serving through `price` for the whole horizon."""
+    requests = demand.total_requests
+    _, cached_note = _cached_price(price)
+    lines = [
+        Line(name, requests * usd, cached_note if name.startswith("cached") else "")
+        for name, usd in _token_usd(price, demand).items()
+        if usd or name != "cached input tokens"
+    ]
+    months = demand.months
+    lines.append(
+        Line("operations staff", assumptions.hosted_staff_usd_per_month * months, "hosted-API integration")
+    )
+    total = sum(line.usd for line in lines)
+    per_request = usd_per_request(price, demand)
+    return Plan(
+        option=OptionKind.HOSTED_API,
+        label=label(price),
+        setup=_setup(price, model_id, "api"),
+        lines=tuple(lines),
+        months=months,
+        opex_usd_per_month=total / months,
+        tokens=demand.total_tokens,
+        risks=_risks(price, demand.ttft_ms is not None or demand.tpot_ms is not None),
+        facts=(f"Pays per token (${per_request * 1000:.4f} per 1,000 requests), nothing when idle",),
+        reprice=lambda multiplier: serving_plan(price, model_id, demand.scaled(multiplier), assumptions),
+    )
+
+
+def uses_batch_tier(price: ApiPriceOffer, demand: BatchDemand, assumptions: Assumptions) -> bool:
+    has_tier = (
+        price.batch_input_usd_per_million_tokens is not None
+        and price.batch_output_usd_per_million_tokens is not None
+    )
+    return has_tier and demand.deadline_hours >= assumptions.hosted_batch_completion_hours
+
+
+def batch_plan(price: ApiPriceOffer, model_id: str, demand: BatchDemand, assumptions: Assumptions) -> Plan:
+    """One offline job through `price`: the batch tier when the deadline allows it."""
+    batch = uses_batch_tier(price, demand, assumptions)
+    if batch:
+        input_price = _usd(price.batch_input_usd_per_million_tokens)
+        output_price = _usd(price.batch_output_usd_per_million_tokens)
+        note = f"batch tier (completes within {assumptions.hosted_batch_completion_hours:g} h)"
+    else:
+        input_price = _usd(price.input_usd_per_million_tokens)
+        output_price = _usd(price.output_usd_per_million_tokens)
+        note = "standard prices (no batch tier, or the deadline is shorter than its completion window)"
+    lines = (
+        Line("input tokens", demand.input_tokens_total * input_price / _MILLION, note),
+        Line("output tokens", demand.output_tokens_total * output_price / _MILLION, note),
+    )
+    return Plan(
+        option=OptionKind.HOSTED_API,
+        label=label(price) + (" (batch)" if batch else ""),
+        setup=_setup(price, model_id, "api_batch" if batch else "api"),
+        lines=lines,
+        months=None,
+        tokens=demand.total_tokens,
+        risks=_risks(price, latency_targets=False),
+        facts=(note,),
+        reprice=lambda multiplier: batch_plan(price, model_id, demand.scaled(multiplier), assumptions),
+    )

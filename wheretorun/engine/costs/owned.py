@@ -1,0 +1,380 @@
+"""Owned hardware (servers in a colocation facility) and local GPUs (a card in one user's machine).
+
+Owned servers
+* Whole servers of `server_size` accelerators: 8 for SXM/OAM parts (an HGX/OAM baseboard),
+  4 for PCIe cards (a 2U/4U PCIe server), see `assumptions.accelerators_per_*_server`.
+  Replicas of g accelerators pack server_size / g to a server.
+* Sized for the peak: ceil(peak demand / planned replica capacity) + redundancy replicas, the
+  peak being the busiest hour of the whole horizon (growth included). Bought once, up front.
+* capex per server = accelerators x price x (1 + server_overhead_fraction).
+* Capital: purchases (replacement after `depreciation_years`), resale at the residual value or
+  book value at the horizon's end, and the cost of capital (finance.py).
+* From delivery (after the lead time) to the horizon's end: maintenance (fraction of capex a
+  year), colocation per kW of nameplate IT load (accelerator TDP x count + base server power),
+  operations staff per deployment, and power billed at PUE x electricity:
+      (accelerator TDP x busy share + base server power) x PUE x USD/kWh,
+  the busy share of the fleet being demand / raw capacity hour by hour.
+* During the lead time the owned plan rents: the cheapest on-demand autoscaled cloud plan
+  serves the first months (`bridge`). When renting is not allowed there is no bridge, the
+  first months go unserved, and a risk says so.
+
+Local GPU
+* One workstation or consumer card, one user: it must serve the peak hour one request at a time
+  (planned at target utilisation), else `exceeds_local_capacity`. No SLA and no redundancy.
+* Cost: the card (the host machine is assumed to exist), its resale and cost of capital, its
+  power at the busy share (office power, no PUE, no colocation), and upkeep at the hosted-API
+  staff rate: a model on a local card needs at least the integration and care a hosted API
+  needs (configiq's 0.05 FTE), so the two compare like with like at small volumes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.capacity import REPLICA_SIZES, ReplicaCapacity
+from wheretorun.engine.catalog import AcceleratorEntry, HardwarePrice
+from wheretorun.engine.costs.arrays import ceil_count
+from wheretorun.engine.costs.cloud import Layout, quantisation_risks
+from wheretorun.engine.costs.demand import ServingDemand
+from wheretorun.engine.costs.finance import CapitalSchedule, capital_schedule
+from wheretorun.engine.costs.plan import Line, Plan
+from wheretorun.engine.precision import Precision
+from wheretorun.engine.recommendation import Setup
+from wheretorun.engine.workload import OptionKind
+
+__all__ = [
+    "OwnedSizing",
+    "OwnedUnit",
+    "choose_server_layout",
+    "local_plan",
+    "owned_plan",
+    "owned_sizing",
+    "owned_unit",
+    "server_size",
+]
+
+_W_PER_KW = 1000.0
+_LOW_UTILISATION = 0.5
+
+Bridge = Callable[[ServingDemand], Plan | None]
+
+
+def server_size(entry: AcceleratorEntry, assumptions: Assumptions) -> int:
+    """Accelerators per server: a baseboard of 8 for SXM/OAM modules, 4 for PCIe cards."""
+    form = (entry.form_factor or "").upper()
+    if "SXM" in form or "OAM" in form:
+        return assumptions.accelerators_per_sxm_server
+    return assumptions.accelerators_per_pcie_server
+
+
+def choose_server_layout(
+    capacities: dict[tuple[str, int, Precision], ReplicaCapacity],
+    accelerator_id: str,
+    size: int,
+    precision: Precision,
+) -> tuple[Layout | None, list[ReplicaCapacity]]:
+    """The feasible replica size that divides the server with the most capacity per server."""
+    considered = [
+        capacities[(accelerator_id, replica, precision)]
+        for replica in REPLICA_SIZES
+        if size % replica == 0 and (accelerator_id, replica, precision) in capacities
+    ]
+    layouts = [Layout(c, size // c.accelerators, size) for c in considered if c.ok]
+    if not layouts:
+        return None, considered
+    return max(
+        layouts,
+        key=lambda layout: (
+            layout.per_instance * layout.capacity.requests_per_s,
+            -layout.capacity.accelerators,
+        ),
+    ), considered
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedUnit:
+    """One server of a layout and what it costs over the horizon (the hybrid plan uses it too)."""
+
+    accelerator_id: str
+    layout: Layout
+    capex_usd: float
+    schedule: CapitalSchedule
+    maintenance_usd: float
+    colocation_usd: float
+    idle_power_usd: float  # base server power from delivery to the horizon's end
+    energy_usd_per_rps_hour: float  # accelerator energy per request/s served for one hour
+    lead_months: int
+
+    @property
+    def hardware_usd(self) -> float:
+        """Capital consumed (purchases - resale) plus the cost of capital."""
+        return self.capex_usd * (self.schedule.depreciation + self.schedule.cost_of_capital)
+
+    @property
+    def fixed_usd(self) -> float:
+        """Everything one server costs over the horizon whether it serves or not."""
+        return self.hardware_usd + self.maintenance_usd + self.colocation_usd + self.idle_power_usd
+
+    @property
+    def planned_rps(self) -> float:
+        return self.layout.per_instance * self.layout.capacity.requests_per_s
+
+
+def owned_unit(
+    entry: AcceleratorEntry, price: HardwarePrice, tdp_w: float, layout: Layout, assumptions: Assumptions
+) -> OwnedUnit:
+    a = assumptions
+    size = layout.accelerators
+    capex = size * float(price.usd_per_unit) * (1 + a.server_overhead_fraction)
+    lead = min(a.hardware_lead_time_months, a.horizon_months)
+    schedule = capital_schedule(
+        lead, a.horizon_months, a.life_months, a.residual_value_fraction, a.cost_of_capital_annual
+    )
+    months = schedule.in_service_months
+    kw = (size * tdp_w + a.base_server_power_w) / _W_PER_KW
+    energy_usd_per_kwh = a.pue * a.electricity_usd_per_kwh
+    capacity = layout.capacity
+    return OwnedUnit(
+        accelerator_id=entry.id,
+        layout=layout,
+        capex_usd=capex,
+        schedule=schedule,
+        maintenance_usd=capex * a.maintenance_fraction_annual / 12 * months,
+        colocation_usd=kw * a.colocation_usd_per_kw_month * months,
+        idle_power_usd=a.base_server_power_w / _W_PER_KW * energy_usd_per_kwh * a.hours_per_month * months,
+        energy_usd_per_rps_hour=capacity.accelerators
+        * tdp_w
+        / _W_PER_KW
+        * energy_usd_per_kwh
+        / capacity.requests_per_s,
+        lead_months=lead,
+    )
+
+
+def _served_rps_hours(demand: ServingDemand, from_month: int) -> float:
+    """Request-rate x hours from `from_month` on (the integral the energy is linear in)."""
+    return float((demand.rates_rps[from_month:] @ demand.group_hours).sum())
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedSizing:
+    """The numbers of an owned plan: servers sized for the peak and what they cost."""
+
+    unit: OwnedUnit
+    servers: int
+    energy_usd: float  # accelerator energy at the served load
+    served_rps_hours: float  # from delivery to the horizon's end
+    bridged: Plan | None  # the rental that serves the lead time
+    staff_usd: float
+
+    def amounts(self) -> list[tuple[str, float]]:
+        """The cost lines' names and amounts; their sum is the plan's total."""
+        unit, servers = self.unit, self.servers
+        amounts = [
+            ("hardware purchase", unit.capex_usd * servers * unit.schedule.purchases),
+            ("resale value", -unit.capex_usd * servers * unit.schedule.resale),
+            ("cost of capital", unit.capex_usd * servers * unit.schedule.cost_of_capital),
+            ("maintenance", unit.maintenance_usd * servers),
+            ("colocation", unit.colocation_usd * servers),
+            ("power", unit.idle_power_usd * servers + self.energy_usd),
+            ("operations staff", self.staff_usd),
+        ]
+        if self.bridged is not None:
+            amounts.append(("rental during lead time", self.bridged.total_usd))
+        return amounts
+
+    @property
+    def total_usd(self) -> float:
+        return sum(usd for _, usd in self.amounts())
+
+    @property
+    def capex_usd(self) -> float:
+        return self.unit.capex_usd * self.servers
+
+
+def owned_sizing(
+    entry: AcceleratorEntry,
+    price: HardwarePrice,
+    tdp_w: float,
+    layout: Layout,
+    demand: ServingDemand,
+    assumptions: Assumptions,
+    bridge: Bridge | None,
+) -> OwnedSizing:
+    unit = owned_unit(entry, price, tdp_w, layout, assumptions)
+    planned = layout.capacity.requests_per_s * assumptions.target_utilisation
+    replicas = ceil_count(demand.peak_rps / planned) + demand.redundancy
+    served = _served_rps_hours(demand, unit.lead_months)
+    lead = unit.lead_months
+    return OwnedSizing(
+        unit=unit,
+        servers=max(ceil_count(replicas / layout.per_instance), 1),
+        energy_usd=unit.energy_usd_per_rps_hour * served,
+        served_rps_hours=served,
+        bridged=bridge(demand.head(lead)) if lead and bridge is not None else None,
+        staff_usd=assumptions.operations_staff_usd_per_month * unit.schedule.in_service_months,
+    )
+
+
+def owned_plan(
+    entry: AcceleratorEntry,
+    price: HardwarePrice,
+    tdp_w: float,
+    layout: Layout,
+    model_id: str,
+    demand: ServingDemand,
+    assumptions: Assumptions,
+    bridge: Bridge | None,
+    sizing: OwnedSizing | None = None,
+) -> Plan:
+    """Serving `model_id` on owned servers for the horizon (`sizing`, when already computed)."""
+    if sizing is None:
+        sizing = owned_sizing(entry, price, tdp_w, layout, demand, assumptions, bridge)
+    unit, servers, capacity = sizing.unit, sizing.servers, layout.capacity
+    months_in_service = unit.schedule.in_service_months
+    notes = {
+        "hardware purchase": f"{servers} server(s) x {layout.accelerators} x {entry.id} at "
+        f"${float(price.usd_per_unit):,.0f} + {assumptions.server_overhead_fraction:.0%} server; "
+        f"{unit.schedule.purchases} purchase(s) in the horizon",
+        "resale value": "residual or book value",
+        "colocation": f"{months_in_service} months in service",
+        "power": "at the estimated utilisation x PUE",
+    }
+    if sizing.bridged is not None:
+        notes["rental during lead time"] = f"{unit.lead_months} months on {sizing.bridged.label}"
+    lines = tuple(Line(name, usd, notes.get(name, "")) for name, usd in sizing.amounts())
+    raw_capacity_hours = servers * unit.planned_rps * assumptions.hours_per_month * months_in_service
+    utilisation = sizing.served_rps_hours / raw_capacity_hours if raw_capacity_hours else None
+    total = sum(line.usd for line in lines)
+    opex = sum(
+        line.usd for line in lines if line.name in ("maintenance", "colocation", "power", "operations staff")
+    )
+    return Plan(
+        option=OptionKind.OWNED,
+        label=f"owned {servers} x {layout.accelerators} x {entry.id} servers",
+        setup=Setup(
+            model_id=model_id,
+            accelerator_id=entry.id,
+            accelerator_count=servers * layout.accelerators,
+            accelerators_per_replica=capacity.accelerators,
+            replicas=servers * layout.per_instance,
+            precision=capacity.precision.value,
+            serving_engine=assumptions.serving_engine.value,
+            instance_count=servers,
+            pricing_mode="purchase",
+            scaling="always_on",
+        ),
+        lines=lines,
+        months=demand.months,
+        capex_usd=sizing.capex_usd,
+        opex_usd_per_month=opex / months_in_service if months_in_service else 0.0,
+        tokens=demand.total_tokens,
+        utilisation=utilisation,
+        ttft_ms=capacity.ttft_ms,
+        tpot_ms=capacity.tpot_ms,
+        headroom=servers * unit.planned_rps / demand.peak_rps - 1 if demand.peak_rps else None,
+        risks=_owned_risks(sizing, capacity, utilisation, bridge is not None),
+        facts=(
+            f"{servers} server(s) sized for the peak hour of the horizon, bought up front",
+            f"Total ${total:,.0f} spreads ${sizing.capex_usd:,.0f} of hardware over {demand.months} months",
+        ),
+        reprice=lambda multiplier: owned_plan(
+            entry, price, tdp_w, layout, model_id, demand.scaled(multiplier), assumptions, bridge
+        ),
+    )
+
+
+def _owned_risks(
+    sizing: OwnedSizing, capacity: ReplicaCapacity, utilisation: float | None, can_rent: bool
+) -> tuple[str, ...]:
+    risks = [*quantisation_risks(capacity.precision)]
+    lead = sizing.unit.lead_months
+    if lead and sizing.bridged is not None:
+        risks.append(
+            f"hardware lead time {lead} months: the first months are served by renting {sizing.bridged.label}"
+        )
+    elif lead:
+        why = "no rental could serve them" if can_rent else "renting is not allowed"
+        risks.append(f"hardware lead time {lead} months: no capacity until delivery ({why})")
+    if utilisation is not None and utilisation < _LOW_UTILISATION:
+        risks.append(
+            f"low utilisation ({utilisation:.0%}): capacity bought for the peak idles most of the time"
+        )
+    return tuple(risks)
+
+
+def local_plan(
+    entry: AcceleratorEntry,
+    price: HardwarePrice,
+    tdp_w: float,
+    capacity: ReplicaCapacity,
+    model_id: str,
+    demand: ServingDemand,
+    assumptions: Assumptions,
+) -> Plan | None:
+    """One local card serving one user; None when the peak needs more than one stream."""
+    a = assumptions
+    planned = capacity.single_stream_rps * a.target_utilisation
+    if planned <= 0 or demand.peak_rps > planned:
+        return None
+    card = float(price.usd_per_unit)
+    schedule = capital_schedule(
+        0, a.horizon_months, a.life_months, a.residual_value_fraction, a.cost_of_capital_annual
+    )
+    busy_hours = _served_rps_hours(demand, 0) / capacity.single_stream_rps
+    energy = tdp_w / _W_PER_KW * busy_hours * a.electricity_usd_per_kwh
+    upkeep = a.hosted_staff_usd_per_month * demand.months
+    lines = (
+        Line(
+            "card purchase",
+            card * schedule.purchases,
+            f"{entry.id} at ${card:,.0f}; the host machine is not costed",
+        ),
+        Line("resale value", -card * schedule.resale),
+        Line("cost of capital", card * schedule.cost_of_capital),
+        Line("power", energy, f"{tdp_w:.0f} W while busy ({busy_hours:,.0f} h), office power without PUE"),
+        Line("upkeep", upkeep, "integration and care, at the hosted-API staff rate"),
+    )
+    utilisation = busy_hours / (a.hours_per_month * demand.months)
+    risks = [
+        "no SLA: a single card in one machine, no failover",
+        "serves one request at a time; more users queue",
+        *quantisation_risks(capacity.precision),
+    ]
+    if demand.redundancy:
+        risks.append("the requested redundancy is not provided by a local GPU")
+    return Plan(
+        option=OptionKind.LOCAL,
+        label=f"local {entry.id}",
+        setup=Setup(
+            model_id=model_id,
+            accelerator_id=entry.id,
+            accelerator_count=1,
+            accelerators_per_replica=1,
+            replicas=1,
+            precision=capacity.precision.value,
+            serving_engine=a.serving_engine.value,
+            instance_count=1,
+            pricing_mode="purchase",
+            scaling="always_on",
+        ),
+        lines=lines,
+        months=demand.months,
+        capex_usd=card,
+        opex_usd_per_month=(energy + upkeep) / demand.months,
+        tokens=demand.total_tokens,
+        utilisation=utilisation,
+        ttft_ms=capacity.single_stream_ttft_ms,
+        tpot_ms=capacity.single_stream_tpot_ms,
+        headroom=capacity.single_stream_rps / demand.peak_rps - 1 if demand.peak_rps else None,
+        risks=tuple(risks),
+        facts=(
+            f"One {entry.id} answers one request at a time, "
+            f"{capacity.single_stream_rps * 3600:,.0f} requests/h",
+        ),
+        reprice=lambda multiplier: local_plan(
+            entry, price, tdp_w, capacity, model_id, demand.scaled(multiplier), a
+        ),
+    )

@@ -1,0 +1,66 @@
+"""A costed candidate as the cost models build it: float dollars and its breakdown lines.
+
+`total_usd` is the sum of the lines, so a breakdown always adds up to its total. `reprice`
+re-sizes and re-prices the same configuration at another volume (used by the break-even
+search); it is None where that makes no sense.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from wheretorun.engine.recommendation import Setup
+from wheretorun.engine.workload import OptionKind
+
+__all__ = ["Line", "Plan"]
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    name: str
+    usd: float
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    option: OptionKind
+    label: str
+    setup: Setup
+    lines: tuple[Line, ...]
+    months: float | None  # the horizon; None for a one-off batch job
+    capex_usd: float = 0.0
+    opex_usd_per_month: float = 0.0
+    tokens: float | None = None  # tokens served over the horizon or the job
+    runs: float | None = None  # training runs over the horizon
+    utilisation: float | None = None
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+    headroom: float | None = None
+    risks: tuple[str, ...] = ()
+    facts: tuple[str, ...] = ()  # short statements the rationale is written from
+    reprice: Callable[[float], Plan | None] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def total_usd(self) -> float:
+        return sum(line.usd for line in self.lines)
+
+    @property
+    def usd_per_month(self) -> float | None:
+        return None if self.months is None else self.total_usd / self.months
+
+    @property
+    def usd_per_million_tokens(self) -> float | None:
+        if not self.tokens:
+            return None
+        return self.total_usd / self.tokens * 1e6
+
+    @property
+    def usd_per_run(self) -> float | None:
+        if not self.runs:
+            return None
+        return self.total_usd / self.runs
+
+    def line_usd(self, name: str) -> float:
+        return sum(line.usd for line in self.lines if line.name == name)

@@ -1,0 +1,381 @@
+"""Training and fine-tuning: accelerator-hours from `estimate_training`, priced per option.
+
+Sizing (`fastest_job`). A job runs on whole units (cloud instances or owned servers) of
+`unit_size` accelerators. It starts from the fewest units whose memory holds the job
+(`TrainingEstimate.min_accelerators`, ZeRO-3 data parallelism, bf16) and doubles the units
+until a run finishes within its time limit, up to `assumptions.max_accelerators_per_job`. The
+limit is the workload's deadline, and, for capacity that is held all year (owned servers,
+reservations), also the share of the year each run may take: runs_per_year x run time <=
+8,760 h x target utilisation. Otherwise: `misses_deadline`.
+
+Costs over the horizon (`runs` = runs_per_year x horizon years):
+* cloud on demand / spot: units x run hours x price x runs (spot: its interruption overhead is in
+  the price and lengthens the run for the deadline);
+* cloud reserved: the units held for whole commitment terms;
+* owned: servers (with the cluster network share once the job spans more than one server),
+  capital, maintenance, colocation, staff and power: accelerators draw
+  `training_gpu_power_fraction` x TDP while training, the servers' base power all the time;
+  runs that fall in the hardware lead time are rented (the cheapest cloud cost per run);
+* local: one card, its capital and its power while training.
+Hosted fine-tuning is not offered: the catalog has no fine-tuning prices.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from dataclasses import dataclass
+
+from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.catalog import AcceleratorEntry, CloudOffer, HardwarePrice
+from wheretorun.engine.config import TrainingConfig, TrainingMethod
+from wheretorun.engine.costs.cloud import CloudMode, committed_months, hourly_price, offer_label
+from wheretorun.engine.costs.finance import capital_schedule
+from wheretorun.engine.costs.plan import Line, Plan
+from wheretorun.engine.efficiency import EfficiencyTable
+from wheretorun.engine.errors import InvalidSpec
+from wheretorun.engine.precision import Precision
+from wheretorun.engine.recommendation import RejectReason, Setup
+from wheretorun.engine.specs import AcceleratorSpec, ModelArchitecture
+from wheretorun.engine.training import estimate_training
+from wheretorun.engine.workload import OptionKind, TrainingWorkload
+
+__all__ = [
+    "JobFailure",
+    "TrainingJob",
+    "cloud_training_plan",
+    "fastest_job",
+    "local_training_plan",
+    "owned_training_plan",
+    "year_limit_hours",
+]
+
+_HOURS_PER_YEAR = 8760.0
+_W_PER_KW = 1000.0
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingJob:
+    """A run on `units` x `unit_size` accelerators."""
+
+    units: int
+    unit_size: int
+    wall_hours: float  # one run, without interruptions
+    mfu: float | None
+
+    @property
+    def accelerators(self) -> int:
+        return self.units * self.unit_size
+
+
+@dataclass(frozen=True, slots=True)
+class JobFailure:
+    reason: RejectReason
+    detail: str
+
+
+@functools.lru_cache(maxsize=4096)
+def _estimate(
+    model: ModelArchitecture,
+    spec: AcceleratorSpec,
+    workload: TrainingWorkload,
+    accelerators: int,
+    per_node: int,
+    efficiency: EfficiencyTable,
+) -> tuple[int | None, float | None, float | None]:
+    """(min accelerators, wall-clock hours, MFU) of one run, cached: the same job is sized for
+    every offer of the same instance size."""
+    config = TrainingConfig(
+        accelerator_count=accelerators,
+        method=TrainingMethod(workload.method),
+        precision=Precision.BF16,
+        tokens=workload.tokens,
+        sequence_length=workload.sequence_length,
+        accelerators_per_node=per_node,
+    )
+    estimate = estimate_training(model, spec, config, efficiency)
+    return estimate.min_accelerators, estimate.wall_clock_hours, estimate.mfu
+
+
+def year_limit_hours(workload: TrainingWorkload, assumptions: Assumptions) -> float:
+    """Longest run that lets `runs_per_year` runs share capacity held all year."""
+    return _HOURS_PER_YEAR * assumptions.target_utilisation / workload.runs_per_year
+
+
+def fastest_job(
+    model: ModelArchitecture,
+    spec: AcceleratorSpec,
+    workload: TrainingWorkload,
+    unit_size: int,
+    limit_hours: float,
+    assumptions: Assumptions,
+    efficiency: EfficiencyTable,
+    max_units: int | None = None,
+) -> TrainingJob | JobFailure:
+    """The fewest units (doubling) that run the job within `limit_hours`, at most `max_units`
+    units and `assumptions.max_accelerators_per_job` accelerators."""
+    try:
+        minimum, _, _ = _estimate(model, spec, workload, unit_size, unit_size, efficiency)
+    except InvalidSpec as error:
+        return JobFailure(RejectReason.UNSPECIFIED_HARDWARE, error.reason)
+    if minimum is None:
+        return JobFailure(
+            RejectReason.DOES_NOT_FIT_MEMORY, f"{spec.name}: the job does not fit even fully sharded"
+        )
+    units = max(math.ceil(minimum / unit_size), 1)
+    most = assumptions.max_accelerators_per_job // unit_size
+    if max_units is not None:
+        most = min(most, max_units)
+    best_hours = math.inf
+    while units <= most:
+        _, hours, mfu = _estimate(model, spec, workload, units * unit_size, unit_size, efficiency)
+        if hours is None:
+            return JobFailure(
+                RejectReason.UNSPECIFIED_HARDWARE, f"{spec.name} publishes no bf16 compute peak"
+            )
+        if hours <= limit_hours:
+            return TrainingJob(units, unit_size, hours, mfu)
+        best_hours = min(best_hours, hours)
+        units *= 2
+    if not math.isfinite(best_hours):
+        return JobFailure(
+            RejectReason.DOES_NOT_FIT_MEMORY,
+            f"needs {minimum} x {spec.name} to hold the job; at most {most * unit_size} allowed",
+        )
+    return JobFailure(
+        RejectReason.MISSES_DEADLINE,
+        f"the fastest run on at most {most * unit_size} x {spec.name} takes {best_hours:,.1f} h "
+        f"> {limit_hours:,.1f} h allowed",
+    )
+
+
+def _runs(workload: TrainingWorkload, assumptions: Assumptions) -> float:
+    return workload.runs_per_year * assumptions.years
+
+
+def _setup(model_id: str, entry_id: str, job: TrainingJob, pricing_mode: str, scaling: str) -> Setup:
+    return Setup(
+        model_id=model_id,
+        accelerator_id=entry_id,
+        accelerator_count=job.accelerators,
+        accelerators_per_replica=job.accelerators,
+        replicas=1,
+        precision=Precision.BF16.value,
+        instance_count=job.units,
+        pricing_mode=pricing_mode,
+        scaling=scaling,
+    )
+
+
+def cloud_training_plan(
+    offer: CloudOffer,
+    mode: CloudMode,
+    job: TrainingJob,
+    model_id: str,
+    workload: TrainingWorkload,
+    assumptions: Assumptions,
+) -> Plan | None:
+    price = hourly_price(offer, mode, assumptions)
+    if price is None:
+        return None
+    runs = _runs(workload, assumptions)
+    if mode.reserved:
+        months = committed_months(mode, assumptions.horizon_months)
+        hours = job.units * assumptions.hours_per_month * months
+        note = f"{job.units} x {offer.instance_type} reserved for {months} months"
+    else:
+        hours = job.units * job.wall_hours * runs
+        note = f"{runs:g} runs x {job.units} x {offer.instance_type} x {job.wall_hours:,.1f} h"
+    lines = (Line("instance hours", price * hours, f"{note} at ${price:.4f} per instance-hour"),)
+    return Plan(
+        option=OptionKind.CLOUD,
+        label=offer_label(offer, mode),
+        setup=dataclasses.replace(
+            _setup(model_id, offer.accelerator_id, job, mode.pricing, mode.scaling),
+            provider=offer.provider,
+            region=offer.region,
+            instance_type=offer.instance_type,
+            offer_ids=(offer.id,),
+        ),
+        lines=lines,
+        months=assumptions.horizon_months,
+        opex_usd_per_month=price * hours / assumptions.horizon_months,
+        runs=runs,
+        utilisation=job.wall_hours * runs / (hours / job.units) if mode.reserved else 1.0,
+        risks=_cloud_risks(offer, mode),
+        facts=(
+            f"One run takes {job.wall_hours:,.1f} h on {job.accelerators} x {offer.accelerator_id}"
+            + (f" at {job.mfu:.0%} MFU" if job.mfu else ""),
+        ),
+        reprice=lambda multiplier: _scaled_cloud(
+            offer, mode, job, model_id, workload, assumptions, multiplier
+        ),
+    )
+
+
+def _scaled_cloud(
+    offer: CloudOffer,
+    mode: CloudMode,
+    job: TrainingJob,
+    model_id: str,
+    workload: TrainingWorkload,
+    assumptions: Assumptions,
+    multiplier: float,
+) -> Plan | None:
+    scaled = _more_runs(workload, multiplier)
+    if mode.reserved and job.wall_hours > year_limit_hours(scaled, assumptions):
+        return None
+    return cloud_training_plan(offer, mode, job, model_id, scaled, assumptions)
+
+
+def _more_runs(workload: TrainingWorkload, multiplier: float) -> TrainingWorkload:
+    return TrainingWorkload(
+        model=workload.model,
+        method=workload.method,
+        tokens=workload.tokens,
+        deadline_hours=workload.deadline_hours,
+        runs_per_year=workload.runs_per_year * multiplier,
+        sequence_length=workload.sequence_length,
+    )
+
+
+def _cloud_risks(offer: CloudOffer, mode: CloudMode) -> tuple[str, ...]:
+    risks = [f"vendor concentration: capacity and price depend on {offer.provider}"]
+    if mode.pricing == "spot":
+        risks.append("spot interruptions: runs must checkpoint and resume; the overhead is an assumption")
+    if mode.reserved:
+        risks.append("the reservation is paid whether or not runs use it; the discount is an assumption")
+    return tuple(risks)
+
+
+def owned_training_plan(
+    entry: AcceleratorEntry,
+    price: HardwarePrice,
+    tdp_w: float,
+    job: TrainingJob,
+    model_id: str,
+    workload: TrainingWorkload,
+    assumptions: Assumptions,
+    rented_usd_per_run: float | None,
+) -> Plan:
+    a = assumptions
+    servers = job.units
+    server_capex = job.unit_size * float(price.usd_per_unit) * (1 + a.server_overhead_fraction)
+    network = (
+        servers * server_capex * a.cluster_network_fraction / (1 - a.cluster_network_fraction)
+        if servers > 1
+        else 0.0
+    )
+    capex = servers * server_capex + network
+    lead = min(a.hardware_lead_time_months, a.horizon_months)
+    schedule = capital_schedule(
+        lead, a.horizon_months, a.life_months, a.residual_value_fraction, a.cost_of_capital_annual
+    )
+    months = schedule.in_service_months
+    busy_hours = workload.runs_per_year * job.wall_hours * months / 12
+    kwh = (job.accelerators * tdp_w * a.training_gpu_power_fraction * busy_hours) / _W_PER_KW + (
+        servers * a.base_server_power_w * a.hours_per_month * months
+    ) / _W_PER_KW
+    nameplate_kw = servers * (job.unit_size * tdp_w + a.base_server_power_w) / _W_PER_KW
+    lines = [
+        Line(
+            "hardware purchase",
+            capex * schedule.purchases,
+            f"{servers} server(s) x {job.unit_size} x {entry.id}"
+            + (f", network {a.cluster_network_fraction:.0%} of the cluster" if network else ""),
+        ),
+        Line("resale value", -capex * schedule.resale),
+        Line("cost of capital", capex * schedule.cost_of_capital),
+        Line("maintenance", capex * a.maintenance_fraction_annual / 12 * months),
+        Line("colocation", nameplate_kw * a.colocation_usd_per_kw_month * months),
+        Line("power", kwh * a.pue * a.electricity_usd_per_kwh, f"{busy_hours:,.0f} h of training in service"),
+        Line("operations staff", a.operations_staff_usd_per_month * months),
+    ]
+    risks = []
+    lead_runs = workload.runs_per_year * lead / 12
+    if lead and rented_usd_per_run is not None:
+        lines.append(
+            Line("rental during lead time", rented_usd_per_run * lead_runs, f"{lead_runs:g} runs rented")
+        )
+        risks.append(f"hardware lead time {lead} months: runs in that time are rented")
+    elif lead:
+        risks.append(f"hardware lead time {lead} months: no runs until delivery (renting is not allowed)")
+    utilisation = busy_hours / (a.hours_per_month * months) if months else None
+    if utilisation is not None and utilisation < 0.5:
+        risks.append(f"low utilisation ({utilisation:.0%}): the servers idle between runs")
+    return Plan(
+        option=OptionKind.OWNED,
+        label=f"owned {servers} x {job.unit_size} x {entry.id} servers",
+        setup=_setup(model_id, entry.id, job, "purchase", "always_on"),
+        lines=tuple(lines),
+        months=a.horizon_months,
+        capex_usd=capex,
+        opex_usd_per_month=sum(line.usd for line in lines[3:7]) / months if months else 0.0,
+        runs=_runs(workload, a),
+        utilisation=utilisation,
+        risks=tuple(risks),
+        facts=(f"One run takes {job.wall_hours:,.1f} h on {job.accelerators} x {entry.id}",),
+        reprice=lambda multiplier: _scaled_owned(
+            entry, price, tdp_w, job, model_id, workload, a, rented_usd_per_run, multiplier
+        ),
+    )
+
+
+def _scaled_owned(
+    entry: AcceleratorEntry,
+    price: HardwarePrice,
+    tdp_w: float,
+    job: TrainingJob,
+    model_id: str,
+    workload: TrainingWorkload,
+    assumptions: Assumptions,
+    rented_usd_per_run: float | None,
+    multiplier: float,
+) -> Plan | None:
+    scaled = _more_runs(workload, multiplier)
+    if job.wall_hours > year_limit_hours(scaled, assumptions):
+        return None
+    return owned_training_plan(entry, price, tdp_w, job, model_id, scaled, assumptions, rented_usd_per_run)
+
+
+def local_training_plan(
+    entry: AcceleratorEntry,
+    price: HardwarePrice,
+    tdp_w: float,
+    job: TrainingJob,
+    model_id: str,
+    workload: TrainingWorkload,
+    assumptions: Assumptions,
+) -> Plan:
+    a = assumptions
+    card = float(price.usd_per_unit)
+    schedule = capital_schedule(
+        0, a.horizon_months, a.life_months, a.residual_value_fraction, a.cost_of_capital_annual
+    )
+    busy_hours = workload.runs_per_year * job.wall_hours * a.years
+    energy = tdp_w * a.training_gpu_power_fraction * busy_hours / _W_PER_KW * a.electricity_usd_per_kwh
+    lines = (
+        Line("card purchase", card * schedule.purchases, f"{entry.id}; the host machine is not costed"),
+        Line("resale value", -card * schedule.resale),
+        Line("cost of capital", card * schedule.cost_of_capital),
+        Line("power", energy, f"{busy_hours:,.0f} h of training, office power without PUE"),
+    )
+    return Plan(
+        option=OptionKind.LOCAL,
+        label=f"local {entry.id}",
+        setup=_setup(model_id, entry.id, job, "purchase", "job"),
+        lines=lines,
+        months=a.horizon_months,
+        capex_usd=card,
+        opex_usd_per_month=energy / a.horizon_months,
+        runs=_runs(workload, a),
+        utilisation=busy_hours / (a.hours_per_month * a.horizon_months),
+        risks=("no SLA: a single card, a failed run restarts from its last checkpoint",),
+        facts=(f"One run takes {job.wall_hours:,.1f} h on one {entry.id}",),
+        reprice=lambda multiplier: (
+            None
+            if job.wall_hours > year_limit_hours(_more_runs(workload, multiplier), a)
+            else local_training_plan(entry, price, tdp_w, job, model_id, _more_runs(workload, multiplier), a)
+        ),
+    )

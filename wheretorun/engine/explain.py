@@ -1,0 +1,79 @@
+"""One-paragraph rationales, written from a plan's own numbers and its rank."""
+
+from __future__ import annotations
+
+from wheretorun.engine.costs.plan import Plan
+
+__all__ = ["rationale"]
+
+
+def _usd(value: float) -> str:
+    if abs(value) >= 1e6:
+        return f"${value / 1e6:,.2f}M"
+    if abs(value) >= 1e4:
+        return f"${value / 1e3:,.1f}k"
+    return f"${value:,.2f}"
+
+
+def _cost_sentence(plan: Plan) -> str:
+    parts = [f"{plan.label} costs {_usd(plan.total_usd)}"]
+    parts.append(
+        f"over {plan.months:g} months ({_usd(plan.usd_per_month or 0.0)} a month)"
+        if plan.months
+        else "for the job"
+    )
+    per_token = plan.usd_per_million_tokens
+    if per_token is not None:
+        parts.append(f"or {_usd(per_token)} per million tokens")
+    if plan.usd_per_run is not None:
+        parts.append(f"or {_usd(plan.usd_per_run)} per run")
+    return " ".join(parts) + "."
+
+
+def _biggest_line(plan: Plan) -> str:
+    lines = [line for line in plan.lines if line.usd > 0]
+    if not lines or plan.total_usd <= 0:
+        return ""
+    top = max(lines, key=lambda line: line.usd)
+    return f" The largest cost is {top.name} ({top.usd / plan.total_usd:.0%})."
+
+
+def _comparison(plan: Plan, rank: int, winner: Plan, runner_up: Plan | None) -> str:
+    if rank == 0:
+        if runner_up is None:
+            return " It is the only feasible option."
+        gap = runner_up.total_usd - plan.total_usd
+        share = gap / runner_up.total_usd if runner_up.total_usd else 0.0
+        return f" It is the cheapest option, {_usd(gap)} ({share:.0%}) below the next, {runner_up.label}."
+    extra = plan.total_usd - winner.total_usd
+    share = extra / winner.total_usd if winner.total_usd else 0.0
+    return f" It costs {_usd(extra)} ({share:.0%}) more than the cheapest, {winner.label}."
+
+
+def _usage(plan: Plan) -> str:
+    parts = []
+    if plan.utilisation is not None:
+        parts.append(f"the capacity paid for is {min(plan.utilisation, 1.0):.0%} used on average")
+    if plan.headroom is not None:
+        if plan.headroom > 10:
+            parts.append("the capacity is more than ten times the busiest hour's demand")
+        else:
+            parts.append(f"the busiest hour leaves {plan.headroom:.0%} headroom")
+    if plan.ttft_ms is not None and plan.tpot_ms is not None:
+        parts.append(f"estimated TTFT {plan.ttft_ms:.0f} ms and TPOT {plan.tpot_ms:.1f} ms")
+    return f" At this volume {', '.join(parts)}." if parts else ""
+
+
+def rationale(plan: Plan, rank: int, winner: Plan, runner_up: Plan | None) -> str:
+    """Cost, rank against the winner, the main cost driver, usage, the plan's own facts and its
+    first risk."""
+    facts = "".join(f" {fact}." for fact in plan.facts[:2])
+    risk = f" Main risk: {plan.risks[0]}." if plan.risks else ""
+    return (
+        _cost_sentence(plan)
+        + _comparison(plan, rank, winner, runner_up)
+        + _biggest_line(plan)
+        + facts
+        + _usage(plan)
+        + risk
+    )

@@ -1,0 +1,181 @@
+"""Candidates for an offline batch job: hosted APIs (batch tier when the deadline allows) and
+cloud instances for as long as the job takes.
+
+Owned and local hardware are not costed for a one-off job: buying hardware for a single job only
+makes sense when it is resold at once, which the money model cannot value honestly (used-GPU
+prices are not in the catalog). They are rejected as `one_off_job`; recurring work belongs in an
+inference workload (steady traffic) or a training workload (runs per year).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from wheretorun.engine.capacity import serving_capacities
+from wheretorun.engine.costs import cloud, hosted
+from wheretorun.engine.costs.arrays import IntArray
+from wheretorun.engine.costs.cloud import JOB_MODES, Layout
+from wheretorun.engine.costs.demand import BatchDemand
+from wheretorun.engine.costs.plan import Plan
+from wheretorun.engine.planning.cloud_table import Choice, ModeHours, OfferTable, choose_cheapest
+from wheretorun.engine.planning.models import SelfHosted, acceptable_models
+from wheretorun.engine.planning.offers import EligibleOffers, eligible_offers, offer_name, sizing_failure
+from wheretorun.engine.planning.rules import (
+    LOCAL_KINDS,
+    OWNED_KINDS,
+    SERVING_PRECISIONS,
+    Context,
+    hosted_verdict,
+    precision_allowed,
+)
+from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.workload import BatchWorkload
+
+__all__ = ["batch_candidates"]
+
+_CLOUD_PLANS_KEPT = 30
+_HOURS_PER_BUDGET_MONTH = 730.0
+
+
+def batch_candidates(workload: BatchWorkload, context: Context) -> tuple[list[Plan], int]:
+    demand = BatchDemand.from_workload(workload)
+    models = acceptable_models(workload.models, context.snapshot)
+    context.notes.extend(models.notes)
+    plans: list[Plan] = []
+    evaluated = 0
+    context_tokens = demand.input_tokens_per_request + demand.output_tokens_per_request
+    for price, model_id in models.hosted_rows:
+        evaluated += 1
+        verdict = hosted_verdict(price, context_tokens, context)
+        if verdict is None:
+            plans.append(hosted.batch_plan(price, model_id, demand, context.assumptions))
+        else:
+            context.book.reject(verdict[0], f"{hosted.label(price)}: {verdict[1]}")
+    if models.self_hosted:
+        offers = eligible_offers(context, len(models.self_hosted) * len(SERVING_PRECISIONS) * len(JOB_MODES))
+        for model in models.self_hosted:
+            cloud_plans, priced = _cloud(model, demand, offers, context)
+            plans += cloud_plans
+            evaluated += priced
+        _reject_purchases(context, len(models.self_hosted))
+    return plans, evaluated
+
+
+def _reject_purchases(context: Context, models: int) -> None:
+    bought = [
+        entry.id
+        for entry in context.snapshot.accelerators.values()
+        if entry.kind in OWNED_KINDS | LOCAL_KINDS and entry.id in context.snapshot.hardware_prices
+    ]
+    context.book.reject(
+        RejectReason.ONE_OFF_JOB,
+        "owned and local hardware: buying hardware for one batch job is not costed; describe recurring "
+        "work as an inference or training workload",
+        len(bought) * models * len(SERVING_PRECISIONS),
+    )
+
+
+def _cloud(
+    model: SelfHosted, demand: BatchDemand, offers: EligibleOffers, context: Context
+) -> tuple[list[Plan], int]:
+    a, book, table = context.assumptions, context.book, offers.table
+    precisions = [p for p in SERVING_PRECISIONS if precision_allowed(p, context.min_bits)]
+    rows_per_precision = len(table.offers) * len(JOB_MODES)
+    book.reject(
+        RejectReason.VIOLATES_CONSTRAINT,
+        f"{model.model_id}: precisions below the floor {context.constraints.min_precision}",
+        (len(SERVING_PRECISIONS) - len(precisions)) * rows_per_precision,
+    )
+    capacities = serving_capacities(
+        model.architecture,
+        [
+            (i, spec)
+            for i in sorted(offers.accelerator_ids)
+            if (spec := context.snapshot.accelerators[i].spec)
+        ],
+        precisions,
+        engine=a.serving_engine,
+        input_tokens=demand.input_tokens_per_request,
+        output_tokens=demand.output_tokens_per_request,
+        ttft_ms=None,
+        tpot_ms=None,
+        efficiency=context.efficiency,
+    )
+    layouts: list[Layout] = []
+    row_offer: list[IntArray] = []
+    row_key: list[IntArray] = []
+    evaluated = 0
+    for (accelerator_id, size), rows in offers.by_size.items():
+        for precision in precisions:
+            layout, considered = cloud.choose_layout(capacities, accelerator_id, size, precision)
+            if layout is None:
+                reason, detail = sizing_failure(considered)
+                book.reject(
+                    reason, f"{offer_name(table.offers[int(rows[0])])}: {detail}", len(rows) * len(JOB_MODES)
+                )
+                evaluated += len(rows) * len(JOB_MODES)
+                continue
+            row_offer.append(rows)
+            row_key.append(np.full(len(rows), len(layouts), dtype=np.int64))
+            layouts.append(layout)
+    if not layouts:
+        return [], evaluated
+    budget = context.constraints.max_usd_per_month
+    months = max(1.0, demand.deadline_hours / _HOURS_PER_BUDGET_MONTH)
+    choices, priced = choose_cheapest(
+        table,
+        np.concatenate(row_offer),
+        np.concatenate(row_key),
+        [_mode_hours(mode, layouts, demand, context) for mode in JOB_MODES],
+        fixed_usd=0.0,
+        max_total_usd=None if budget is None else budget * months,
+        assumptions=a,
+        book=book,
+        describe=lambda offer, key, mode: (
+            f"{cloud.offer_label(table.offers[offer], mode)} {layouts[key].capacity.precision.value}"
+        ),
+    )
+    return _plans(choices, table, layouts, model, demand, context), evaluated + priced
+
+
+def _mode_hours(
+    mode: cloud.CloudMode, layouts: list[Layout], demand: BatchDemand, context: Context
+) -> ModeHours:
+    hours = np.full(len(layouts), np.nan)
+    for key, layout in enumerate(layouts):
+        job = cloud.batch_job(layout, demand, mode, context.assumptions)
+        if job is not None:
+            hours[key] = job[2]
+
+    def detail(key: int) -> str:
+        layout = layouts[key]
+        return (
+            f"more than {context.assumptions.max_accelerators_per_job} accelerators of "
+            f"{layout.capacity.accelerator_id} needed to finish in {demand.deadline_hours:g} h"
+        )
+
+    return ModeHours(mode, hours, RejectReason.MISSES_DEADLINE, detail)
+
+
+def _plans(
+    choices: list[Choice],
+    table: OfferTable,
+    layouts: list[Layout],
+    model: SelfHosted,
+    demand: BatchDemand,
+    context: Context,
+) -> list[Plan]:
+    plans: list[Plan] = []
+    seen: set[int] = set()
+    for choice in choices:
+        group = int(table.group[choice.offer])
+        if group in seen or len(seen) >= _CLOUD_PLANS_KEPT:
+            continue
+        seen.add(group)
+        offer = table.offers[choice.offer]
+        plan = cloud.batch_plan(
+            offer, choice.mode, layouts[choice.key], model.model_id, demand, context.assumptions
+        )
+        if plan is not None:
+            plans.append(plan)
+    return plans

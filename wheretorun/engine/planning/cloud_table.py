@@ -1,0 +1,254 @@
+"""Pricing every (cloud offer, sizing, pricing mode) row at once, then choosing.
+
+The callers size each distinct (accelerator, instance size, precision) once (a "sizing key") and
+say, per pricing mode, how many instance-hours a key pays (NaN when the mode cannot meet the
+workload with it, with the reason). This module multiplies by each offer's hourly price in that
+mode, rejects unpriced and over-budget rows (counting them in the rejection book), and keeps the
+cheapest row per (accelerator, provider) and mode: near-identical offers of one provider (the same
+instance in 20 regions) would otherwise fill the ranking.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+import numpy as np
+
+from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.catalog import CloudOffer
+from wheretorun.engine.costs.arrays import BoolArray, FloatArray, IntArray
+from wheretorun.engine.costs.cloud import CloudMode, whole_accelerators
+from wheretorun.engine.planning.rejections import RejectionBook
+from wheretorun.engine.recommendation import RejectReason
+
+__all__ = ["CatalogColumns", "Choice", "ModeHours", "OfferTable", "catalog_columns", "choose_cheapest"]
+
+
+def _price(value: Decimal | None) -> float:
+    return float("nan") if value is None else float(value)
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogColumns:
+    """The catalog's cloud offers as parallel arrays, independent of any request. Strings are
+    coded: `provider[i]` indexes `providers`, and so on."""
+
+    offers: tuple[CloudOffer, ...]
+    accelerators: IntArray  # whole accelerators per instance; 0 for GPU slices
+    accelerator_count: FloatArray  # as published (fractional for slices)
+    on_demand: FloatArray  # NaN: no price
+    spot: FloatArray
+    accelerator_only: BoolArray
+    provider: IntArray
+    providers: tuple[str, ...]
+    region: IntArray
+    regions: tuple[str, ...]
+    accelerator: IntArray
+    accelerator_ids: tuple[str, ...]
+    group: IntArray  # one id per (accelerator, provider)
+
+
+def _codes(values: Sequence[str]) -> tuple[IntArray, tuple[str, ...]]:
+    names: dict[str, int] = {}
+    codes = [names.setdefault(value, len(names)) for value in values]
+    return np.asarray(codes, dtype=np.int64), tuple(names)
+
+
+def _columns(offers: tuple[CloudOffer, ...]) -> CatalogColumns:
+    counts: dict[Decimal, int] = {}
+    for offer in offers:
+        if offer.accelerator_count not in counts:
+            counts[offer.accelerator_count] = whole_accelerators(offer.accelerator_count) or 0
+    provider, providers = _codes([o.provider for o in offers])
+    region, regions = _codes([o.region for o in offers])
+    accelerator, accelerator_ids = _codes([o.accelerator_id for o in offers])
+    group, _ = _codes([f"{o.accelerator_id}\t{o.provider}" for o in offers])
+    return CatalogColumns(
+        offers=offers,
+        accelerators=np.asarray([counts[o.accelerator_count] for o in offers], dtype=np.int64),
+        accelerator_count=np.asarray([float(o.accelerator_count) for o in offers], dtype=np.float64),
+        on_demand=np.asarray([_price(o.on_demand_usd_per_hour) for o in offers], dtype=np.float64),
+        spot=np.asarray([_price(o.spot_usd_per_hour) for o in offers], dtype=np.float64),
+        accelerator_only=np.asarray([o.accelerator_only for o in offers], dtype=bool),
+        provider=provider,
+        providers=providers,
+        region=region,
+        regions=regions,
+        accelerator=accelerator,
+        accelerator_ids=accelerator_ids,
+        group=group,
+    )
+
+
+_RECENT: list[tuple[tuple[CloudOffer, ...], CatalogColumns]] = []
+_RECENT_KEPT = 4
+
+
+def catalog_columns(offers: tuple[CloudOffer, ...]) -> CatalogColumns:
+    """`_columns(offers)`, remembered for the last few catalogs by identity: a catalog snapshot is
+    immutable and reused by every request, and converting ~3,700 offers costs more than the rest
+    of a recommendation's cloud pricing. The result depends only on `offers`, so the memo
+    changes timing, never answers."""
+    for known, columns in _RECENT:
+        if known is offers:
+            return columns
+    columns = _columns(offers)
+    _RECENT.insert(0, (offers, columns))
+    del _RECENT[_RECENT_KEPT:]
+    return columns
+
+
+@dataclass(frozen=True, slots=True)
+class OfferTable:
+    """The offers eligible for one request, as parallel arrays."""
+
+    offers: tuple[CloudOffer, ...]
+    accelerators: IntArray
+    on_demand: FloatArray  # NaN: no price
+    spot: FloatArray
+    host_vm: FloatArray  # added per instance-hour; NaN when a GPU-only price has no VM figure
+    discount_1y: FloatArray
+    discount_3y: FloatArray
+    group: IntArray  # one id per (accelerator, provider)
+
+    @classmethod
+    def select(cls, columns: CatalogColumns, rows: IntArray, assumptions: Assumptions) -> OfferTable:
+        """The table of `columns` rows `rows`, priced with `assumptions`."""
+        vm = assumptions.host_vm_usd_per_accelerator_hour
+        host_vm = np.where(
+            columns.accelerator_only[rows],
+            math.nan if vm is None else vm * columns.accelerator_count[rows],
+            0.0,
+        )
+        discounts = np.asarray(
+            [
+                [assumptions.reserved_discount(p, 1), assumptions.reserved_discount(p, 3)]
+                for p in columns.providers
+            ],
+            dtype=np.float64,
+        ).reshape(-1, 2)
+        provider = columns.provider[rows]
+        return cls(
+            offers=tuple(columns.offers[int(row)] for row in rows),
+            accelerators=columns.accelerators[rows],
+            on_demand=columns.on_demand[rows],
+            spot=columns.spot[rows],
+            host_vm=np.asarray(host_vm, dtype=np.float64),
+            discount_1y=discounts[provider, 0],
+            discount_3y=discounts[provider, 1],
+            group=columns.group[rows],
+        )
+
+    def prices(self, mode: CloudMode, assumptions: Assumptions) -> FloatArray:
+        """USD per instance-hour of every offer in `mode` (NaN: unpriced), as `cloud.hourly_price`."""
+        if mode.pricing == "spot":
+            return (self.spot + self.host_vm) * (1 + assumptions.spot_interruption_overhead)
+        base = self.on_demand + self.host_vm
+        if mode.pricing == "reserved_1y":
+            return base * (1 - self.discount_1y)
+        if mode.pricing == "reserved_3y":
+            return base * (1 - self.discount_3y)
+        return base
+
+    def incomplete(self) -> BoolArray:
+        return np.asarray(np.isnan(self.host_vm), dtype=bool)
+
+
+@dataclass(frozen=True, slots=True)
+class ModeHours:
+    """Instance-hours each sizing key pays in `mode`; NaN where the mode cannot serve (`reason`)."""
+
+    mode: CloudMode
+    hours: FloatArray
+    reason: RejectReason = RejectReason.MISSES_DEADLINE
+    detail: Callable[[int], str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    offer: int
+    key: int
+    mode: CloudMode
+    total_usd: float
+
+
+def choose_cheapest(
+    table: OfferTable,
+    row_offer: IntArray,
+    row_key: IntArray,
+    modes: Sequence[ModeHours],
+    *,
+    fixed_usd: float,
+    max_total_usd: float | None,
+    assumptions: Assumptions,
+    book: RejectionBook,
+    describe: Callable[[int, int, CloudMode], str],
+) -> tuple[list[Choice], int]:
+    """The cheapest feasible row per (accelerator, provider) and pricing mode, cheapest first, and
+    the number of rows priced. Every rejected row is counted in `book`."""
+    candidates: list[Choice] = []
+    priced = 0
+    for spec in modes:
+        prices = table.prices(spec.mode, assumptions)[row_offer]
+        hours = spec.hours[row_key]
+        totals = prices * hours + fixed_usd
+        priced += len(row_offer)
+        _count(book, spec, table, row_offer, row_key, prices, hours, totals, max_total_usd, describe)
+        feasible = np.flatnonzero(~np.isnan(totals) & _within(totals, max_total_usd))
+        candidates.extend(
+            Choice(int(row_offer[i]), int(row_key[i]), spec.mode, float(totals[i]))
+            for i in _cheapest_per_group(table.group[row_offer[feasible]], totals[feasible], feasible)
+        )
+    return sorted(candidates, key=lambda c: (c.total_usd, table.offers[c.offer].id, c.mode.name)), priced
+
+
+def _within(totals: FloatArray, cap: float | None) -> BoolArray:
+    if cap is None:
+        return np.ones(totals.shape, dtype=bool)
+    return np.asarray(totals <= cap, dtype=bool)
+
+
+def _cheapest_per_group(groups: IntArray, totals: FloatArray, rows: IntArray) -> list[int]:
+    """Row ids of the cheapest entry of each group (ties: the earlier row)."""
+    if len(rows) == 0:
+        return []
+    order = np.lexsort((rows, totals, groups))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = groups[order][1:] != groups[order][:-1]
+    return [int(rows[i]) for i in order[first]]
+
+
+def _count(
+    book: RejectionBook,
+    spec: ModeHours,
+    table: OfferTable,
+    row_offer: IntArray,
+    row_key: IntArray,
+    prices: FloatArray,
+    hours: FloatArray,
+    totals: FloatArray,
+    cap: float | None,
+    describe: Callable[[int, int, CloudMode], str],
+) -> None:
+    """Count this mode's rejected rows by reason (the first failing rule decides)."""
+    unpriced = np.isnan(prices)
+    incomplete = unpriced & table.incomplete()[row_offer]
+    infeasible = ~unpriced & np.isnan(hours)
+    over = ~unpriced & ~infeasible & ~_within(totals, cap)
+    for mask, reason, why in (
+        (incomplete, RejectReason.INCOMPLETE_PRICE, "GPU-only price; no host VM price"),
+        (unpriced & ~incomplete, RejectReason.UNPRICED, f"no {spec.mode.pricing.replace('_', '-')} price"),
+        (infeasible, spec.reason, ""),
+        (over, RejectReason.OVER_BUDGET, "over the monthly budget"),
+    ):
+        rows = np.flatnonzero(mask)
+
+        def example(i: int, rows: IntArray = rows, why: str = why) -> str:
+            offer, key = int(row_offer[rows[i]]), int(row_key[rows[i]])
+            detail = why or (spec.detail(key) if spec.detail else "")
+            return f"{describe(offer, key, spec.mode)}: {detail}"
+
+        book.reject_rows(reason, len(rows), example)

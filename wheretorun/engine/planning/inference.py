@@ -1,0 +1,449 @@
+"""Candidates for online serving: hosted APIs, cloud rental, owned servers and local GPUs.
+
+Each acceptable model is sized once per (accelerator, replica size, precision) (capacity.py);
+every cloud offer, owned server and local card then reuses those figures. Cloud rows are priced
+in bulk (cloud_table.py); owned and local candidates are few and costed one by one. The cheapest
+plans of each kind also feed the hybrid program (hybrid.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.capacity import ReplicaCapacity, serving_capacities
+from wheretorun.engine.catalog import AcceleratorEntry, ApiPriceOffer
+from wheretorun.engine.costs import cloud, hosted
+from wheretorun.engine.costs.arrays import IntArray
+from wheretorun.engine.costs.demand import ServingDemand
+from wheretorun.engine.costs.owned import (
+    OwnedSizing,
+    choose_server_layout,
+    local_plan,
+    owned_plan,
+    owned_sizing,
+    server_size,
+)
+from wheretorun.engine.costs.plan import Plan
+from wheretorun.engine.hybrid import BaseOption, BurstOption, HybridInputs
+from wheretorun.engine.planning.cloud_table import Choice, ModeHours, OfferTable, choose_cheapest
+from wheretorun.engine.planning.models import SelfHosted, acceptable_models
+from wheretorun.engine.planning.offers import (
+    EligibleOffers,
+    eligible_hardware,
+    eligible_offers,
+    offer_name,
+    sizing_failure,
+)
+from wheretorun.engine.planning.rules import (
+    SERVING_PRECISIONS,
+    Context,
+    hosted_verdict,
+    lead_time_verdict,
+    money_verdict,
+    precision_allowed,
+)
+from wheretorun.engine.precision import Precision
+from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.workload import InferenceWorkload, OptionKind
+
+__all__ = ["ServingCandidates", "serving_candidates"]
+
+_CLOUD_PLANS_KEPT = 20  # cheapest choices turned into full plans (= SHORTLIST)
+_BASES_PER_KIND = 1  # the cheapest owned accelerator and the cheapest reservation
+
+
+@dataclass(slots=True)
+class ServingCandidates:
+    demand: ServingDemand
+    plans: list[Plan] = field(default_factory=list)
+    bases: list[BaseOption] = field(default_factory=list)
+    bursts: list[BurstOption] = field(default_factory=list)
+    evaluated: int = 0
+    best_api: tuple[ApiPriceOffer, str] | None = None  # the cheapest hosted price and its model
+
+    @property
+    def hybrid_inputs(self) -> HybridInputs:
+        return HybridInputs(
+            tuple(sorted(self.bases, key=lambda b: (b.plan.total_usd, b.unit))),
+            tuple(self.bursts),
+        )
+
+
+def serving_candidates(workload: InferenceWorkload, context: Context) -> ServingCandidates:
+    a = context.assumptions
+    demand = ServingDemand.from_workload(workload, a.horizon_months, a.hours_per_month)
+    result = ServingCandidates(demand)
+    models = acceptable_models(workload.models, context.snapshot)
+    context.notes.extend(models.notes)
+    _hosted(models.hosted_rows, demand, context, result)
+    if models.self_hosted:
+        per_offer = len(models.self_hosted) * len(SERVING_PRECISIONS) * len(cloud.SERVING_MODES)
+        per_entry = len(models.self_hosted) * len(SERVING_PRECISIONS)
+        offers = eligible_offers(context, per_offer)
+        owned = eligible_hardware(context, OptionKind.OWNED, per_entry)
+        local = eligible_hardware(context, OptionKind.LOCAL, per_entry)
+        for model in models.self_hosted:
+            _self_hosted(model, demand, context, offers, owned, local, result)
+    return result
+
+
+# ---- hosted APIs --------------------------------------------------------------------------------
+
+
+def _hosted(
+    rows: tuple[tuple[ApiPriceOffer, str], ...],
+    demand: ServingDemand,
+    context: Context,
+    result: ServingCandidates,
+) -> None:
+    priced: list[tuple[Plan, ApiPriceOffer, str]] = []
+    for price, model_id in rows:
+        verdict = hosted_verdict(price, demand.tokens_per_request, context)
+        result.evaluated += 1
+        if verdict is not None:
+            context.book.reject(verdict[0], f"{hosted.label(price)}: {verdict[1]}")
+            continue
+        priced.append((hosted.serving_plan(price, model_id, demand, context.assumptions), price, model_id))
+    result.plans.extend(plan for plan, _, _ in priced)
+    if priced:
+        best, price, model_id = min(priced, key=lambda item: (item[0].total_usd, item[0].label))
+        result.best_api = (price, model_id)
+        per_rps_hour = hosted.usd_per_request(price, demand) * 3600
+        result.bursts.append(BurstOption(best, best.label, True, 0.0, 0.0, per_rps_hour))
+
+
+# ---- self-hosted --------------------------------------------------------------------------------
+
+
+def _precisions(context: Context, reject: Callable[[Precision], None]) -> list[Precision]:
+    allowed = []
+    for precision in SERVING_PRECISIONS:
+        if precision_allowed(precision, context.min_bits):
+            allowed.append(precision)
+        else:
+            reject(precision)
+    return allowed
+
+
+def _self_hosted(
+    model: SelfHosted,
+    demand: ServingDemand,
+    context: Context,
+    offers: EligibleOffers,
+    owned: list[AcceleratorEntry],
+    local: list[AcceleratorEntry],
+    result: ServingCandidates,
+) -> None:
+    book = context.book
+    modes = len(cloud.SERVING_MODES)
+    candidates = len(offers.table.offers) * modes + len(owned) + len(local)
+    if demand.tokens_per_request > model.architecture.max_context:
+        book.reject(
+            RejectReason.EXCEEDS_CONTEXT_WINDOW,
+            f"{model.model_id}: {demand.tokens_per_request} tokens exceed its "
+            f"{model.architecture.max_context}-token context",
+            candidates * len(SERVING_PRECISIONS),
+        )
+        return
+
+    def floor_rejection(precision: Precision) -> None:
+        book.reject(
+            RejectReason.VIOLATES_CONSTRAINT,
+            f"{model.model_id} at {precision.value}: "
+            f"below the precision floor {context.constraints.min_precision}",
+            candidates,
+        )
+
+    precisions = _precisions(context, floor_rejection)
+    entries = {entry.id: entry for entry in (*owned, *local)}
+    ids = sorted(offers.accelerator_ids | set(entries))
+    specs = [(i, context.snapshot.accelerators[i].spec) for i in ids]
+    capacities = serving_capacities(
+        model.architecture,
+        [(i, spec) for i, spec in specs if spec is not None],
+        precisions,
+        engine=context.assumptions.serving_engine,
+        input_tokens=demand.input_tokens,
+        output_tokens=demand.output_tokens,
+        ttft_ms=demand.ttft_ms,
+        tpot_ms=demand.tpot_ms,
+        efficiency=context.efficiency,
+    )
+    rental = _cloud(model, capacities, precisions, offers, demand, context, result)
+    _owned(model, capacities, precisions, owned, demand, context, result, _bridge(rental, result, context))
+    _local(model, capacities, precisions, local, demand, context, result)
+
+
+# ---- cloud --------------------------------------------------------------------------------------
+
+
+def _cloud(
+    model: SelfHosted,
+    capacities: dict[tuple[str, int, Precision], ReplicaCapacity],
+    precisions: list[Precision],
+    offers: EligibleOffers,
+    demand: ServingDemand,
+    context: Context,
+    result: ServingCandidates,
+) -> Callable[[ServingDemand], Plan | None] | None:
+    """Cloud plans; returns the rental that bridges an owned plan's lead time (the cheapest
+    on-demand autoscaled plan), if any."""
+    a, book, table = context.assumptions, context.book, offers.table
+    layouts: list[cloud.Layout] = []
+    row_offer: list[IntArray] = []
+    row_key: list[IntArray] = []
+    for (accelerator_id, size), rows in offers.by_size.items():
+        for precision in precisions:
+            layout, considered = cloud.choose_layout(capacities, accelerator_id, size, precision)
+            if layout is None:
+                reason, detail = sizing_failure(considered) if considered else _no_spec(accelerator_id)
+                first = table.offers[int(rows[0])]
+                book.reject(
+                    reason,
+                    f"{offer_name(first)}: {detail}",
+                    len(rows) * len(cloud.SERVING_MODES),
+                )
+                result.evaluated += len(rows) * len(cloud.SERVING_MODES)
+                continue
+            row_offer.append(rows)
+            row_key.append(np.full(len(rows), len(layouts), dtype=np.int64))
+            layouts.append(layout)
+    if not layouts:
+        return None
+    planned = np.asarray([layout.capacity.requests_per_s * a.target_utilisation for layout in layouts])
+    per_instance = np.asarray([float(layout.per_instance) for layout in layouts])
+    hours = cloud.serving_hours(demand, planned, per_instance)
+    budget = context.constraints.max_usd_per_month
+    choices, priced = choose_cheapest(
+        table,
+        np.concatenate(row_offer),
+        np.concatenate(row_key),
+        [ModeHours(mode, cloud.paid_hours(hours, mode, demand)) for mode in cloud.SERVING_MODES],
+        fixed_usd=a.cloud_staff_usd_per_month * demand.months,
+        max_total_usd=None if budget is None else budget * demand.months,
+        assumptions=a,
+        book=book,
+        describe=lambda offer, key, mode: (
+            f"{cloud.offer_label(table.offers[offer], mode)} {layouts[key].capacity.precision.value}"
+        ),
+    )
+    result.evaluated += priced
+
+    def plan_of(choice: Choice) -> Plan | None:
+        return cloud.serving_plan(
+            table.offers[choice.offer], choice.mode, layouts[choice.key], model.model_id, demand, a
+        )
+
+    _keep_cloud_plans(choices, table.group, plan_of, result)
+    _cloud_bursts_and_base(choices, plan_of, layouts, table, context, result)
+    on_demand = _first(choices, ("on_demand",), "autoscaled")
+    if on_demand is None:
+        return None
+    offer, mode, layout = table.offers[on_demand.offer], on_demand.mode, layouts[on_demand.key]
+    return lambda head: cloud.serving_plan(offer, mode, layout, model.model_id, head, a)
+
+
+def _no_spec(accelerator_id: str) -> tuple[RejectReason, str]:
+    return RejectReason.UNSPECIFIED_HARDWARE, f"{accelerator_id}: no spec to size a replica"
+
+
+def _keep_cloud_plans(
+    choices: list[Choice],
+    groups: np.ndarray,
+    plan_of: Callable[[Choice], Plan | None],
+    result: ServingCandidates,
+) -> None:
+    """Full plans for the cheapest choices, one per (accelerator, provider) and pricing mode."""
+    seen: set[tuple[int, str]] = set()
+    for choice in choices:
+        key = (int(groups[choice.offer]), choice.mode.pricing)
+        if key in seen:
+            continue
+        seen.add(key)
+        plan = plan_of(choice)
+        if plan is not None:
+            result.plans.append(plan)
+        if len(seen) >= _CLOUD_PLANS_KEPT:
+            break
+
+
+def _first(choices: list[Choice], pricing: tuple[str, ...], scaling: str) -> Choice | None:
+    return next((c for c in choices if c.mode.pricing in pricing and c.mode.scaling == scaling), None)
+
+
+def _cloud_bursts_and_base(
+    choices: list[Choice],
+    plan_of: Callable[[Choice], Plan | None],
+    layouts: list[cloud.Layout],
+    table: OfferTable,
+    context: Context,
+    result: ServingCandidates,
+) -> None:
+    """The hybrid program's cloud inputs: the cheapest on-demand and spot autoscaled offers as
+    bursts, the cheapest reservation as a base."""
+    a = context.assumptions
+    for pricing in ("on_demand", "spot"):
+        choice = _first(choices, (pricing,), "autoscaled")
+        plan = plan_of(choice) if choice is not None else None
+        if choice is None or plan is None:
+            continue
+        layout = layouts[choice.key]
+        price = cloud.hourly_price(table.offers[choice.offer], choice.mode, a)
+        assert price is not None, "choose_cheapest keeps priced rows only"
+        replica_rps = layout.capacity.requests_per_s * a.target_utilisation
+        result.bursts.append(
+            BurstOption(plan, plan.label, False, layout.per_instance * replica_rps, replica_rps, price)
+        )
+    reserved = _first(choices, ("reserved_1y", "reserved_3y"), "always_on")
+    plan = plan_of(reserved) if reserved is not None else None
+    if reserved is None or plan is None:
+        return
+    layout = layouts[reserved.key]
+    replica_rps = layout.capacity.requests_per_s * a.target_utilisation
+    commitment = plan.total_usd - plan.line_usd("operations staff")
+    result.bases.append(
+        BaseOption(
+            plan=plan,
+            unit=plan.label,
+            owned=False,
+            unit_rps=layout.per_instance * replica_rps,
+            replica_rps=replica_rps,
+            fixed_usd_per_unit=commitment / (plan.setup.instance_count or 1),
+            capital_usd_per_unit=0.0,
+            capex_usd_per_unit=0.0,
+            energy_usd_per_rps_hour=0.0,
+            available_from_month=0,
+        )
+    )
+
+
+def _bridge(
+    rental: Callable[[ServingDemand], Plan | None] | None, result: ServingCandidates, context: Context
+) -> Callable[[ServingDemand], Plan | None] | None:
+    """What serves the months before owned hardware arrives: the cheaper of the cheapest
+    on-demand autoscaled cloud plan and the cheapest hosted API (the sources the hybrid program
+    can burst to), or None when neither is allowed."""
+    sources: list[Callable[[ServingDemand], Plan | None]] = []
+    if rental is not None:
+        sources.append(rental)
+    if result.best_api is not None:
+        price, model_id = result.best_api
+        sources.append(lambda head: hosted.serving_plan(price, model_id, head, context.assumptions))
+    if not sources:
+        return None
+
+    memo: dict[bytes, Plan | None] = {}  # every owned candidate bridges the same months
+
+    def cheapest(head: ServingDemand) -> Plan | None:
+        key = head.rates_rps.tobytes()
+        if key not in memo:
+            plans = [plan for source in sources if (plan := source(head)) is not None]
+            memo[key] = min(plans, key=lambda plan: (plan.total_usd, plan.label), default=None)
+        return memo[key]
+
+    return cheapest
+
+
+# ---- owned and local ----------------------------------------------------------------------------
+
+
+def _owned(
+    model: SelfHosted,
+    capacities: dict[tuple[str, int, Precision], ReplicaCapacity],
+    precisions: list[Precision],
+    entries: list[AcceleratorEntry],
+    demand: ServingDemand,
+    context: Context,
+    result: ServingCandidates,
+    bridge: Callable[[ServingDemand], Plan | None] | None,
+) -> None:
+    """Owned servers: every (accelerator, precision) is sized and costed; the cheapest precision
+    of each accelerator that meets the budgets becomes a plan (the others cost more on the same
+    hardware and would be deduplicated from the ranking anyway)."""
+    a, book = context.assumptions, context.book
+    lead = lead_time_verdict(a)
+    bases: list[BaseOption] = []
+    for entry in entries:
+        price, tdp = context.snapshot.hardware_prices[entry.id], _tdp(entry)
+        sized: list[tuple[float, int, OwnedSizing, cloud.Layout]] = []
+        for order, precision in enumerate(precisions):
+            result.evaluated += 1
+            if lead is not None:
+                book.reject(lead[0], f"owned {entry.id}: {lead[1]}")
+                continue
+            layout, considered = choose_server_layout(capacities, entry.id, server_size(entry, a), precision)
+            if layout is None:
+                reason, detail = sizing_failure(considered) if considered else _no_spec(entry.id)
+                book.reject(reason, f"owned {entry.id}: {detail}")
+                continue
+            sizing = owned_sizing(entry, price, tdp, layout, demand, a, bridge)
+            verdict = money_verdict(sizing.total_usd / demand.months, sizing.capex_usd, context.constraints)
+            if verdict is not None:
+                book.reject(verdict[0], f"owned {entry.id} at {precision.value}: {verdict[1]}")
+                continue
+            sized.append((sizing.total_usd, order, sizing, layout))
+        if sized:
+            _, _, sizing, layout = min(sized, key=lambda item: item[:2])
+            plan = owned_plan(entry, price, tdp, layout, model.model_id, demand, a, bridge, sizing)
+            result.plans.append(plan)
+            bases.append(_owned_base(plan, sizing, layout, entry, a))
+    result.bases.extend(sorted(bases, key=lambda b: (b.plan.total_usd, b.unit))[:_BASES_PER_KIND])
+
+
+def _owned_base(
+    plan: Plan, sizing: OwnedSizing, layout: cloud.Layout, entry: AcceleratorEntry, a: Assumptions
+) -> BaseOption:
+    unit = sizing.unit
+    return BaseOption(
+        plan=plan,
+        unit=f"server of {layout.accelerators} x {entry.id} ({layout.capacity.precision.value})",
+        owned=True,
+        unit_rps=unit.planned_rps * a.target_utilisation,
+        replica_rps=layout.capacity.requests_per_s * a.target_utilisation,
+        fixed_usd_per_unit=unit.fixed_usd,
+        capital_usd_per_unit=unit.hardware_usd,
+        capex_usd_per_unit=unit.capex_usd,
+        energy_usd_per_rps_hour=unit.energy_usd_per_rps_hour,
+        available_from_month=unit.lead_months,
+    )
+
+
+def _tdp(entry: AcceleratorEntry) -> float:
+    assert entry.spec is not None, "hardware_verdict checked the spec"
+    assert entry.spec.tdp_w is not None, "hardware_verdict checked the TDP"
+    return entry.spec.tdp_w
+
+
+def _local(
+    model: SelfHosted,
+    capacities: dict[tuple[str, int, Precision], ReplicaCapacity],
+    precisions: list[Precision],
+    entries: list[AcceleratorEntry],
+    demand: ServingDemand,
+    context: Context,
+    result: ServingCandidates,
+) -> None:
+    a, book = context.assumptions, context.book
+    for entry in entries:
+        for precision in precisions:
+            result.evaluated += 1
+            capacity = capacities.get((entry.id, 1, precision))
+            if capacity is None or not capacity.ok:
+                reason, detail = sizing_failure([capacity]) if capacity else _no_spec(entry.id)
+                book.reject(reason, f"local {entry.id}: {detail}")
+                continue
+            price = context.snapshot.hardware_prices[entry.id]
+            plan = local_plan(entry, price, _tdp(entry), capacity, model.model_id, demand, a)
+            if plan is None:
+                book.reject(
+                    RejectReason.EXCEEDS_LOCAL_CAPACITY,
+                    f"local {entry.id} at {capacity.precision.value}: one request at a time serves "
+                    f"{capacity.single_stream_rps * a.target_utilisation * 3600:,.0f} requests/h, "
+                    f"the peak hour needs {demand.peak_rps * 3600:,.0f}",
+                )
+                continue
+            result.plans.append(plan)

@@ -1,0 +1,62 @@
+"""Which models a workload accepts, and how each can be run.
+
+A workload names catalog model ids (open or proprietary) or hosted model ids as the price table
+spells them (LiteLLM keys). A catalog model with an architecture can be self-hosted; any of them
+can be served by a hosted API row whose `catalog_model_id` or own `model_id` is named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from wheretorun.engine.catalog import ApiPriceOffer, CatalogSnapshot, ModelEntry
+from wheretorun.engine.errors import InvalidSpec
+from wheretorun.engine.specs import ModelArchitecture
+
+__all__ = ["AcceptableModels", "SelfHosted", "acceptable_models"]
+
+
+@dataclass(frozen=True, slots=True)
+class SelfHosted:
+    model_id: str
+    architecture: ModelArchitecture
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptableModels:
+    self_hosted: tuple[SelfHosted, ...]
+    hosted_rows: tuple[tuple[ApiPriceOffer, str], ...]  # (price row, the model id it serves)
+    notes: tuple[str, ...]
+
+
+def acceptable_models(
+    names: Sequence[str], snapshot: CatalogSnapshot, field: str = "workload.model"
+) -> AcceptableModels:
+    """Resolve `names`; unknown names are noted, and no known name at all is an InvalidSpec."""
+    wanted = set(names)
+    hosted_rows = tuple(
+        (row, row.catalog_model_id if row.catalog_model_id in wanted else row.model_id)
+        for row in snapshot.api_prices
+        if row.catalog_model_id in wanted or row.model_id in wanted
+    )
+    hosted_names = {model_id for _, model_id in hosted_rows}
+    unknown = [name for name in names if name not in snapshot.models and name not in hosted_names]
+    if len(unknown) == len(names):
+        raise InvalidSpec(field, f"no catalog model or hosted model id among {list(names)}")
+    entries = [snapshot.models[name] for name in names if name in snapshot.models]
+    notes = [f"{name}: not in the catalog, ignored" for name in unknown]
+    notes += [_why_not_self_hosted(entry) for entry in entries if entry.architecture is None]
+    return AcceptableModels(
+        self_hosted=tuple(
+            SelfHosted(entry.id, entry.architecture) for entry in entries if entry.architecture is not None
+        ),
+        hosted_rows=hosted_rows,
+        notes=tuple(notes),
+    )
+
+
+def _why_not_self_hosted(entry: ModelEntry) -> str:
+    if not entry.open_weights:
+        return f"{entry.id}: proprietary, only its hosted APIs are candidates"
+    return f"{entry.id}: the catalog lacks its architecture, so it cannot be sized for self-hosting"

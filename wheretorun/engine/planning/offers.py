@@ -1,0 +1,191 @@
+"""Cloud offers and hardware that pass the offer-level rules, grouped for sizing.
+
+Offer-level rules (data residency, providers, accelerators, GPU slices, missing specs) do not
+depend on the model, precision or pricing mode, so they run once; each rejected offer counts
+for every candidate it would have produced (`candidates_per_offer`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from wheretorun.engine.capacity import ReplicaCapacity
+from wheretorun.engine.capacity import Verdict as Fit
+from wheretorun.engine.catalog import AcceleratorEntry, CloudOffer
+from wheretorun.engine.costs.arrays import BoolArray, IntArray
+from wheretorun.engine.planning.cloud_table import CatalogColumns, OfferTable, catalog_columns
+from wheretorun.engine.planning.rules import (
+    LOCAL_KINDS,
+    OWNED_KINDS,
+    Context,
+    Verdict,
+    accelerator_verdict,
+    hardware_verdict,
+    option_verdict,
+    provider_verdict,
+    spec_verdict,
+)
+from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.workload import OptionKind
+
+__all__ = ["EligibleOffers", "eligible_hardware", "eligible_offers", "offer_name", "sizing_failure"]
+
+
+def offer_name(offer: CloudOffer) -> str:
+    return f"{offer.provider} {offer.instance_type} {offer.region}"
+
+
+@dataclass(frozen=True, slots=True)
+class EligibleOffers:
+    table: OfferTable
+    by_size: dict[tuple[str, int], IntArray]  # (accelerator id, accelerators per instance) -> table rows
+
+    @property
+    def accelerator_ids(self) -> set[str]:
+        return {accelerator_id for accelerator_id, _ in self.by_size}
+
+
+@dataclass(frozen=True, slots=True)
+class _Stage:
+    """One offer-level rule applied to every offer: who fails it, and why."""
+
+    fails: BoolArray
+    reason: RejectReason
+    detail: Callable[[int], str]  # by offer index into the catalog columns
+
+
+def _stages(context: Context, columns: CatalogColumns) -> list[_Stage]:
+    """The offer-level rules in order: option, region, provider, accelerator, GPU slice, spec.
+    Per-value verdicts (a provider, an accelerator) are computed once per distinct value."""
+    constraints = context.constraints
+    stages = []
+    option = option_verdict(OptionKind.CLOUD, constraints)
+    if option is not None:
+        reason, why = option
+        stages.append(_Stage(np.ones(len(columns.offers), dtype=bool), reason, _constant(why)))
+    if constraints.allowed_regions:
+        allowed = np.asarray([name in constraints.allowed_regions for name in columns.regions], dtype=bool)
+        stages.append(
+            _Stage(
+                ~allowed[columns.region],
+                RejectReason.VIOLATES_DATA_RESIDENCY,
+                lambda i: f"region {columns.offers[i].region} is not allowed",
+            )
+        )
+    for codes, names, check in (
+        (columns.provider, columns.providers, lambda name: provider_verdict(name, constraints)),
+        (columns.accelerator, columns.accelerator_ids, lambda name: accelerator_verdict(name, constraints)),
+    ):
+        stages.extend(_per_value(codes, names, check))
+    stages.append(
+        _Stage(
+            columns.accelerators == 0,
+            RejectReason.UNSUPPORTED_OFFER,
+            lambda i: f"{columns.offers[i].accelerator_count} of a GPU: GPU slices are not modelled",
+        )
+    )
+    specs = context.snapshot.accelerators
+    stages.extend(
+        _per_value(
+            columns.accelerator, columns.accelerator_ids, lambda name: spec_verdict(specs.get(name), name)
+        )
+    )
+    return stages
+
+
+def _per_value(codes: IntArray, names: tuple[str, ...], check: Callable[[str], Verdict]) -> list[_Stage]:
+    """A rule whose verdict depends on one coded column, evaluated once per distinct value."""
+    verdicts = [check(name) for name in names]
+    stages = []
+    for reason in dict.fromkeys(v[0] for v in verdicts if v is not None):
+        failing = np.asarray([v is not None and v[0] == reason for v in verdicts], dtype=bool)
+        details = [v[1] if v is not None else "" for v in verdicts]
+        stages.append(_Stage(failing[codes], reason, _lookup(details, codes)))
+    return stages
+
+
+def _constant(text: str) -> Callable[[int], str]:
+    return lambda _: text
+
+
+def _lookup(details: list[str], codes: IntArray) -> Callable[[int], str]:
+    return lambda offer: details[int(codes[offer])]
+
+
+def _describe(columns: CatalogColumns, rows: IntArray, stage: _Stage) -> Callable[[int], str]:
+    def example(k: int) -> str:
+        offer = int(rows[k])
+        return f"{offer_name(columns.offers[offer])}: {stage.detail(offer)}"
+
+    return example
+
+
+def eligible_offers(context: Context, candidates_per_offer: int) -> EligibleOffers:
+    """Offers that pass the offer-level rules; each rejected offer counts `candidates_per_offer`
+    times under the first rule it fails."""
+    columns = catalog_columns(context.snapshot.cloud_offers)
+    undecided = np.ones(len(columns.offers), dtype=bool)
+    for stage in _stages(context, columns):
+        failing = np.flatnonzero(stage.fails & undecided)
+        undecided[failing] = False
+        context.book.reject_rows(stage.reason, len(failing), _describe(columns, failing, stage))
+        context.book.add_count(stage.reason, len(failing) * (candidates_per_offer - 1))
+    kept = np.flatnonzero(undecided)
+    table = OfferTable.select(columns, kept, context.assumptions)
+    groups: dict[tuple[str, int], list[int]] = defaultdict(list)
+    for row, (code, count) in enumerate(
+        zip(columns.accelerator[kept].tolist(), table.accelerators.tolist(), strict=True)
+    ):
+        groups[(columns.accelerator_ids[code], count)].append(row)
+    return EligibleOffers(
+        table=table,
+        by_size={key: np.asarray(rows, dtype=np.int64) for key, rows in sorted(groups.items())},
+    )
+
+
+def eligible_hardware(
+    context: Context, kind: OptionKind, candidates_per_entry: int
+) -> list[AcceleratorEntry]:
+    """Accelerators that may be bought as `kind`; the others are counted as rejected. Only
+    accelerators of the kinds the option uses are candidates (no consumer cards as owned servers)."""
+    kinds = OWNED_KINDS | {"tpu"} if kind == OptionKind.OWNED else LOCAL_KINDS
+    kept = []
+    for entry in sorted(context.snapshot.accelerators.values(), key=lambda e: e.id):
+        if entry.kind not in kinds:
+            continue
+        verdict = hardware_verdict(entry, kind, context)
+        if verdict is None:
+            kept.append(entry)
+        else:
+            reason, detail = verdict
+            context.book.reject(reason, f"{kind.value} {entry.id}: {detail}", candidates_per_entry)
+    return kept
+
+
+_FAILURE_ORDER = (
+    Fit.MISSES_LATENCY_TARGET,
+    Fit.UNSPECIFIED_HARDWARE,
+    Fit.DOES_NOT_FIT_MEMORY,
+    Fit.INVALID_LAYOUT,
+)
+
+
+def sizing_failure(considered: list[ReplicaCapacity]) -> tuple[RejectReason, str]:
+    """The reason a set of replica sizes cannot serve: the failure closest to working (too slow
+    beats unknown spec beats too small), described for the largest replica tried."""
+    for verdict in _FAILURE_ORDER:
+        failing = [c for c in considered if c.verdict == verdict]
+        if failing:
+            worst = max(failing, key=lambda c: c.accelerators)
+            reason = (
+                RejectReason.DOES_NOT_FIT_MEMORY if verdict == Fit.INVALID_LAYOUT else RejectReason(verdict)
+            )
+            return (
+                reason,
+                f"{worst.accelerators} x {worst.accelerator_id} at {worst.precision.value}: {worst.detail}",
+            )
+    return RejectReason.DOES_NOT_FIT_MEMORY, "no replica size fits in one instance"

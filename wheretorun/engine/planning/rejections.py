@@ -1,0 +1,68 @@
+"""The rejected candidates, grouped by the rule that rejected them.
+
+Candidates are counted, not kept: a full catalog rejects tens of thousands of (offer, precision,
+pricing mode) rows, so each group keeps its count and its first few examples, in the
+deterministic order the candidates were enumerated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from wheretorun.engine.recommendation import RejectedGroup, RejectReason
+
+__all__ = ["RejectionBook"]
+
+EXAMPLES_PER_GROUP = 3
+
+
+class RejectionBook:
+    """Collects rejections while one recommendation is computed (local to that call)."""
+
+    def __init__(self) -> None:
+        self._counts: dict[RejectReason, int] = {}
+        self._examples: dict[RejectReason, list[str]] = {}
+
+    def reject(self, reason: RejectReason | str, example: str, count: int = 1) -> None:
+        """Count `count` candidates rejected by `reason`, keeping `example` if the group still
+        wants examples (build costly text only when `wants_example`)."""
+        if count <= 0:
+            return
+        key = RejectReason(reason)
+        self._counts[key] = self._counts.get(key, 0) + count
+        examples = self._examples.setdefault(key, [])
+        if len(examples) < EXAMPLES_PER_GROUP:
+            examples.append(example)
+
+    def add_count(self, reason: RejectReason | str, count: int) -> None:
+        """Count `count` more candidates without an example."""
+        if count > 0:
+            key = RejectReason(reason)
+            self._counts[key] = self._counts.get(key, 0) + count
+            self._examples.setdefault(key, [])
+
+    def reject_rows(self, reason: RejectReason | str, rows: int, example: Callable[[int], str]) -> None:
+        """Count `rows` candidates; `example(i)` describes the i-th when an example is wanted."""
+        taken = 0
+        while taken < rows and self.wants_example(reason):
+            self.reject(reason, example(taken))
+            taken += 1
+        self.add_count(reason, rows - taken)
+
+    def wants_example(self, reason: RejectReason | str) -> bool:
+        return len(self._examples.get(RejectReason(reason), ())) < EXAMPLES_PER_GROUP
+
+    def count(self, reason: RejectReason | str) -> int:
+        return self._counts.get(RejectReason(reason), 0)
+
+    @property
+    def total(self) -> int:
+        return sum(self._counts.values())
+
+    def groups(self) -> tuple[RejectedGroup, ...]:
+        """Groups in the order of `RejectReason` (the order the rules apply in)."""
+        return tuple(
+            RejectedGroup(reason, self._counts[reason], tuple(self._examples[reason]))
+            for reason in RejectReason
+            if reason in self._counts
+        )

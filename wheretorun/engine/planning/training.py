@@ -1,0 +1,202 @@
+"""Candidates for a training or fine-tuning workload: cloud, owned servers and local cards.
+
+Each (accelerator, instance or server size) is sized once per time limit (costs/training.py):
+the deadline for jobs rented by the hour, the deadline shortened by spot's interruption overhead,
+and the share of the year a run may take on capacity held all year (reservations, owned, local).
+Hosted fine-tuning is not a candidate: the catalog has no fine-tuning prices.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from wheretorun.engine.costs import training as costs
+from wheretorun.engine.costs.arrays import IntArray
+from wheretorun.engine.costs.cloud import JOB_MODES, CloudMode, committed_months, offer_label
+from wheretorun.engine.costs.owned import server_size
+from wheretorun.engine.costs.plan import Plan
+from wheretorun.engine.costs.training import JobFailure, TrainingJob, fastest_job, year_limit_hours
+from wheretorun.engine.errors import InvalidSpec
+from wheretorun.engine.planning.cloud_table import ModeHours, choose_cheapest
+from wheretorun.engine.planning.offers import eligible_hardware, eligible_offers, offer_name
+from wheretorun.engine.planning.rules import Context, lead_time_verdict
+from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.specs import AcceleratorSpec, ModelArchitecture
+from wheretorun.engine.workload import OptionKind, TrainingWorkload
+
+__all__ = ["TRAINING_MODES", "training_candidates"]
+
+TRAINING_MODES = (*JOB_MODES, CloudMode("reserved_1y", "always_on"), CloudMode("reserved_3y", "always_on"))
+_CLOUD_PLANS_KEPT = 30
+_FINE_TUNING_NOTE = (
+    "hosted fine-tuning: no provider in the catalog prices fine-tuning, so it is not a candidate"
+)
+
+
+def _architecture(workload: TrainingWorkload, context: Context) -> ModelArchitecture:
+    entry = context.snapshot.models.get(workload.model)
+    if entry is None:
+        raise InvalidSpec("workload.model", f"no catalog model {workload.model!r}")
+    if entry.architecture is None:
+        raise InvalidSpec("workload.model", f"{workload.model!r} has no published architecture to train")
+    return entry.architecture
+
+
+def _limits(workload: TrainingWorkload, context: Context) -> dict[str, float]:
+    """Longest run allowed: by the hour, on spot (interruptions lengthen runs), and on capacity
+    held all year."""
+    deadline = workload.deadline_hours or math.inf
+    a = context.assumptions
+    return {
+        "hourly": deadline,
+        "spot": deadline / (1 + a.spot_interruption_overhead),
+        "held": min(deadline, year_limit_hours(workload, a)),
+    }
+
+
+def _limit_of(mode: CloudMode) -> str:
+    if mode.reserved:
+        return "held"
+    return "spot" if mode.pricing == "spot" else "hourly"
+
+
+def training_candidates(workload: TrainingWorkload, context: Context) -> tuple[list[Plan], int]:
+    model = _architecture(workload, context)
+    context.notes.append(_FINE_TUNING_NOTE)
+    plans, evaluated = _cloud(model, workload, context)
+    cheapest_run = min(
+        (p.total_usd / p.runs for p in plans if p.runs and p.setup.pricing_mode == "on_demand"), default=None
+    )
+    plans += _owned(model, workload, context, cheapest_run)
+    plans += _local(model, workload, context)
+    return plans, evaluated + len(plans)
+
+
+def _spec(context: Context, accelerator_id: str) -> AcceleratorSpec:
+    spec = context.snapshot.accelerators[accelerator_id].spec
+    assert spec is not None, "offer rules keep accelerators with a spec only"
+    return spec
+
+
+def _cloud(model: ModelArchitecture, workload: TrainingWorkload, context: Context) -> tuple[list[Plan], int]:
+    a, book = context.assumptions, context.book
+    offers = eligible_offers(context, len(TRAINING_MODES))
+    table = offers.table
+    limits = _limits(workload, context)
+    jobs: list[dict[str, TrainingJob | JobFailure]] = []
+    row_offer: list[IntArray] = []
+    row_key: list[IntArray] = []
+    evaluated = 0
+    for (accelerator_id, size), rows in offers.by_size.items():
+        spec = _spec(context, accelerator_id)
+        sized = {
+            name: fastest_job(model, spec, workload, size, limit, a, context.efficiency)
+            for name, limit in limits.items()
+        }
+        hourly = sized["hourly"]
+        if isinstance(hourly, JobFailure) and hourly.reason != RejectReason.MISSES_DEADLINE:
+            book.reject(
+                hourly.reason,
+                f"{offer_name(table.offers[int(rows[0])])}: {hourly.detail}",
+                len(rows) * len(TRAINING_MODES),
+            )
+            evaluated += len(rows) * len(TRAINING_MODES)
+            continue
+        row_offer.append(rows)
+        row_key.append(np.full(len(rows), len(jobs), dtype=np.int64))
+        jobs.append(sized)
+    if not jobs:
+        return [], evaluated
+    runs = workload.runs_per_year * a.years
+    budget = context.constraints.max_usd_per_month
+    choices, priced = choose_cheapest(
+        table,
+        np.concatenate(row_offer),
+        np.concatenate(row_key),
+        [_mode_hours(mode, jobs, runs, context) for mode in TRAINING_MODES],
+        fixed_usd=0.0,
+        max_total_usd=None if budget is None else budget * a.horizon_months,
+        assumptions=a,
+        book=book,
+        describe=lambda offer, key, mode: offer_label(table.offers[offer], mode),
+    )
+    plans: list[Plan] = []
+    seen: set[int] = set()
+    for choice in choices:
+        group = int(table.group[choice.offer])
+        if group in seen or len(seen) >= _CLOUD_PLANS_KEPT:
+            continue
+        seen.add(group)
+        job = jobs[choice.key][_limit_of(choice.mode)]
+        assert isinstance(job, TrainingJob)
+        plan = costs.cloud_training_plan(
+            table.offers[choice.offer], choice.mode, job, workload.model, workload, a
+        )
+        if plan is not None:
+            plans.append(plan)
+    return plans, evaluated + priced
+
+
+def _mode_hours(
+    mode: CloudMode, jobs: list[dict[str, TrainingJob | JobFailure]], runs: float, context: Context
+) -> ModeHours:
+    """Instance-hours each sized job pays in `mode` over the horizon (NaN: misses its limit)."""
+    a = context.assumptions
+    hours = np.full(len(jobs), np.nan)
+    for key, sized in enumerate(jobs):
+        job = sized[_limit_of(mode)]
+        if isinstance(job, TrainingJob):
+            if mode.reserved:
+                hours[key] = job.units * a.hours_per_month * committed_months(mode, a.horizon_months)
+            else:
+                hours[key] = job.units * job.wall_hours * runs
+
+    def detail(key: int) -> str:
+        job = jobs[key][_limit_of(mode)]
+        return job.detail if isinstance(job, JobFailure) else ""
+
+    return ModeHours(mode, hours, RejectReason.MISSES_DEADLINE, detail)
+
+
+def _owned(
+    model: ModelArchitecture, workload: TrainingWorkload, context: Context, rented_per_run: float | None
+) -> list[Plan]:
+    a, book = context.assumptions, context.book
+    limit = _limits(workload, context)["held"]
+    lead = lead_time_verdict(a)
+    plans = []
+    for entry in eligible_hardware(context, OptionKind.OWNED, 1):
+        if lead is not None:
+            book.reject(lead[0], f"owned {entry.id}: {lead[1]}")
+            continue
+        spec = _spec(context, entry.id)
+        job = fastest_job(model, spec, workload, server_size(entry, a), limit, a, context.efficiency)
+        if isinstance(job, JobFailure):
+            book.reject(job.reason, f"owned {entry.id}: {job.detail}")
+            continue
+        assert spec.tdp_w is not None, "hardware rules keep accelerators with a TDP only"
+        price = context.snapshot.hardware_prices[entry.id]
+        plans.append(
+            costs.owned_training_plan(
+                entry, price, spec.tdp_w, job, workload.model, workload, a, rented_per_run
+            )
+        )
+    return plans
+
+
+def _local(model: ModelArchitecture, workload: TrainingWorkload, context: Context) -> list[Plan]:
+    a, book = context.assumptions, context.book
+    limit = _limits(workload, context)["held"]
+    plans = []
+    for entry in eligible_hardware(context, OptionKind.LOCAL, 1):
+        spec = _spec(context, entry.id)
+        job = fastest_job(model, spec, workload, 1, limit, a, context.efficiency, max_units=1)
+        if isinstance(job, JobFailure):
+            book.reject(job.reason, f"local {entry.id}: {job.detail}")
+            continue
+        assert spec.tdp_w is not None, "hardware rules keep accelerators with a TDP only"
+        price = context.snapshot.hardware_prices[entry.id]
+        plans.append(costs.local_training_plan(entry, price, spec.tdp_w, job, workload.model, workload, a))
+    return plans

@@ -1,0 +1,234 @@
+"""Recommend where to run a workload: price every candidate, then choose.
+
+    recommend(workload, constraints, assumptions, snapshot) -> Recommendation
+
+1. Enumerate candidates for the workload kind (planning/inference.py, batch.py, training.py):
+   option x accelerator x count x precision x offer x pricing mode. Rules reject what cannot
+   run (memory, latency, deadline, constraints, missing prices) with the rule that decided;
+   every remaining candidate is costed over the horizon (or the job).
+2. Budget rules: `over_budget` when the average month (the job, for a batch: its cost against
+   the budget of the months it spans) costs more than `max_usd_per_month`; `over_capex` when
+   one purchase of the hardware costs more than `max_capex_usd`.
+3. Rank by total cost, cheapest first. The option list keeps the cheapest candidate per
+   (option, accelerator, provider, pricing mode) (per provider and model for hosted APIs), then
+   the first `SHORTLIST` of those, plus the best of each option kind if it fell outside.
+4. Inference also gets the hybrid plan (hybrid.py) and every workload the break-even between the
+   best plan of each option kind (breakeven.py).
+
+Deterministic: the same inputs give an identical result (ties break on labels).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_EVEN, Decimal
+from types import MappingProxyType
+
+from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.breakeven import break_even
+from wheretorun.engine.catalog import CatalogSnapshot
+from wheretorun.engine.costs.plan import Plan
+from wheretorun.engine.efficiency import EfficiencyTable
+from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
+from wheretorun.engine.explain import rationale
+from wheretorun.engine.hybrid import HybridSolution, solve_hybrid
+from wheretorun.engine.planning.batch import batch_candidates
+from wheretorun.engine.planning.inference import serving_candidates
+from wheretorun.engine.planning.rules import Context, money_verdict
+from wheretorun.engine.planning.training import training_candidates
+from wheretorun.engine.recommendation import (
+    CostLine,
+    HybridPart,
+    PlanOption,
+    Recommendation,
+)
+from wheretorun.engine.workload import (
+    BatchWorkload,
+    Constraints,
+    InferenceWorkload,
+    OptionKind,
+    Workload,
+)
+
+__all__ = ["SHORTLIST", "recommend"]
+
+SHORTLIST = 20
+_CENT = Decimal("0.01")
+_PER_TOKEN = Decimal("0.0001")
+_HOURS_PER_BUDGET_MONTH = 730.0
+
+
+def recommend(
+    workload: Workload,
+    constraints: Constraints,
+    assumptions: Assumptions,
+    snapshot: CatalogSnapshot,
+    efficiency: EfficiencyTable = DEFAULT_EFFICIENCY,
+) -> Recommendation:
+    """Ranked, costed, explained options for `workload`, and the candidates rejected on the way."""
+    context = Context(constraints, assumptions, snapshot, efficiency)
+    found = _candidates(workload, context)
+    ranked = _ranked(_within_budgets(found.plans, workload, context))
+    hybrid = found.hybrid
+    if hybrid is not None and not hybrid.pure:
+        ranked = _ranked([*ranked, hybrid.plan])
+    elif hybrid is not None:
+        context.notes.append(f"hybrid: no mix of base and burst capacity beats {hybrid.plan.label} alone")
+    best = _best_per_option(ranked)
+    shortlist = _shortlist(ranked, best)
+    options = tuple(_option(plan, rank, shortlist, hybrid) for rank, plan in enumerate(shortlist))
+    by_kind = {option.option: option for option in reversed(options)}
+    return Recommendation(
+        workload_kind=found.kind,
+        options=options,
+        best_per_option=MappingProxyType({k: by_kind[k] for k in OptionKind if k in by_kind}),
+        rejected=context.book.groups(),
+        assumptions=assumptions,
+        assumption_sources=MappingProxyType(assumptions.sources()),
+        catalog_version=snapshot.version,
+        as_of=snapshot.as_of,
+        break_even=break_even(
+            [p for k, p in best.items() if k != OptionKind.HYBRID], found.volume_unit, found.volume
+        ),
+        notes=tuple(dict.fromkeys(context.notes)),
+        candidates_evaluated=found.evaluated,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    kind: str
+    volume_unit: str
+    volume: float
+    plans: list[Plan]
+    evaluated: int
+    hybrid: HybridSolution | None = None
+
+
+def _candidates(workload: Workload, context: Context) -> _Found:
+    """Every costed candidate of the workload's kind (and the hybrid plan, for serving)."""
+    if isinstance(workload, InferenceWorkload):
+        serving = serving_candidates(workload, context)
+        hybrid = solve_hybrid(serving.hybrid_inputs, serving.demand, context.assumptions, context.constraints)
+        return _Found(
+            "inference",
+            "requests_per_day",
+            workload.requests_per_day,
+            serving.plans,
+            serving.evaluated,
+            hybrid,
+        )
+    if isinstance(workload, BatchWorkload):
+        plans, evaluated = batch_candidates(workload, context)
+        tokens = workload.input_tokens_total + workload.output_tokens_total
+        return _Found("batch", "tokens", tokens, plans, evaluated)
+    plans, evaluated = training_candidates(workload, context)
+    return _Found("training", "runs_per_year", workload.runs_per_year, plans, evaluated)
+
+
+# ---- rules on money ----------------------------------------------------------------------------
+
+
+def _budget_usd(plan: Plan, workload: Workload) -> float:
+    """What the monthly budget is compared with: the average month, or for a batch job its cost
+    spread over the months its deadline spans (at least one)."""
+    if plan.usd_per_month is not None:
+        return plan.usd_per_month
+    months = 1.0
+    if isinstance(workload, BatchWorkload):
+        months = max(1.0, workload.deadline_hours / _HOURS_PER_BUDGET_MONTH)
+    return plan.total_usd / months
+
+
+def _within_budgets(plans: Sequence[Plan], workload: Workload, context: Context) -> list[Plan]:
+    kept = []
+    for plan in plans:
+        verdict = money_verdict(_budget_usd(plan, workload), plan.capex_usd, context.constraints)
+        if verdict is None:
+            kept.append(plan)
+        else:
+            context.book.reject(verdict[0], f"{plan.label}: {verdict[1]}")
+    return kept
+
+
+# ---- ranking ------------------------------------------------------------------------------------
+
+
+def _ranked(plans: Sequence[Plan]) -> list[Plan]:
+    return sorted(plans, key=lambda plan: (plan.total_usd, plan.option.value, plan.label))
+
+
+def _dedupe_key(plan: Plan) -> tuple[str, str, str, str]:
+    """Near-identical plans share a key: the same option on the same accelerator (the same model,
+    for hosted APIs) from the same provider in the same pricing mode; so one instance type in
+    twenty regions shows once, while its on-demand, spot and reserved prices all show."""
+    setup = plan.setup
+    return (
+        plan.option.value,
+        setup.accelerator_id or setup.model_id,
+        setup.provider or "",
+        setup.pricing_mode or "",
+    )
+
+
+def _best_per_option(ranked: Sequence[Plan]) -> dict[OptionKind, Plan]:
+    best: dict[OptionKind, Plan] = {}
+    for plan in ranked:
+        best.setdefault(plan.option, plan)
+    return best
+
+
+def _shortlist(ranked: Sequence[Plan], best: dict[OptionKind, Plan]) -> list[Plan]:
+    seen: set[tuple[str, str, str, str]] = set()
+    unique = []
+    for plan in ranked:
+        key = _dedupe_key(plan)
+        if key not in seen:
+            seen.add(key)
+            unique.append(plan)
+    shortlist = unique[:SHORTLIST]
+    shortlist += [plan for plan in best.values() if plan not in shortlist]
+    return _ranked(shortlist)
+
+
+# ---- at the edge: Decimal money ------------------------------------------------------------------
+
+
+def _money(value: float, step: Decimal = _CENT) -> Decimal:
+    if not math.isfinite(value):
+        raise ValueError(f"a cost must be finite, got {value}")
+    return Decimal(value).quantize(step, rounding=ROUND_HALF_EVEN) + 0
+
+
+def _optional_money(value: float | None, step: Decimal = _CENT) -> Decimal | None:
+    return None if value is None else _money(value, step)
+
+
+def _option(plan: Plan, rank: int, ranked: Sequence[Plan], hybrid: HybridSolution | None) -> PlanOption:
+    runner_up = ranked[1] if len(ranked) > 1 else None
+    parts: tuple[HybridPart, ...] = ()
+    if plan.option == OptionKind.HYBRID and hybrid is not None:
+        parts = tuple(
+            HybridPart(p.role, p.label, p.units, p.share_of_requests, _money(p.usd)) for p in hybrid.parts
+        )
+    return PlanOption(
+        option=plan.option,
+        label=plan.label,
+        setup=plan.setup,
+        total_usd=_money(plan.total_usd),
+        usd_per_month=_optional_money(plan.usd_per_month),
+        usd_per_million_tokens=_optional_money(plan.usd_per_million_tokens, _PER_TOKEN),
+        usd_per_run=_optional_money(plan.usd_per_run),
+        capex_usd=_money(plan.capex_usd),
+        opex_usd_per_month=_money(plan.opex_usd_per_month),
+        breakdown=tuple(CostLine(line.name, _money(line.usd), line.note) for line in plan.lines),
+        utilisation=plan.utilisation,
+        ttft_ms=plan.ttft_ms,
+        tpot_ms=plan.tpot_ms,
+        headroom=plan.headroom,
+        risks=plan.risks,
+        rationale=rationale(plan, rank, ranked[0], runner_up),
+        hybrid_parts=parts,
+    )

@@ -1,0 +1,185 @@
+"""What `recommend` returns: ranked, costed, explained options and the candidates it rejected.
+
+Money is `Decimal` USD rounded to cents (per-token figures to 1/10,000 of a cent); everything
+else is float. The same workload, assumptions and catalog snapshot give an identical value.
+
+    Recommendation
+     ├── options            PlanOption, ranked by total_usd over the horizon, best first
+     ├── best_per_option    option kind -> its cheapest PlanOption (hosted_api, cloud, owned, local, hybrid)
+     ├── rejected           RejectedGroup per rule: reason, count, a few examples
+     ├── break_even         the volume at which the winner changes, with curve points
+     └── assumptions, assumption_sources, catalog_version, as_of, notes
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import StrEnum
+
+from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.workload import OptionKind
+
+__all__ = [
+    "BreakEven",
+    "BreakEvenPoint",
+    "CostLine",
+    "Crossover",
+    "HybridPart",
+    "PlanOption",
+    "Recommendation",
+    "RejectReason",
+    "RejectedGroup",
+    "Setup",
+]
+
+
+class RejectReason(StrEnum):
+    """The rule that rejected a candidate. The first failing rule decides, in this order."""
+
+    VIOLATES_DATA_RESIDENCY = "violates_data_residency"  # on-premises only, or a region not allowed
+    VIOLATES_CONSTRAINT = "violates_constraint"  # provider, accelerator, option or precision floor
+    UNSUPPORTED_OFFER = "unsupported_offer"  # GPU slices, TPUs for purchase
+    UNSPECIFIED_HARDWARE = "unspecified_hardware"  # a spec fact the estimate needs is unknown
+    EXCEEDS_CONTEXT_WINDOW = "exceeds_context_window"
+    DOES_NOT_FIT_MEMORY = "does_not_fit_memory"
+    MISSES_LATENCY_TARGET = "misses_latency_target"
+    EXCEEDS_LOCAL_CAPACITY = "exceeds_local_capacity"  # more than one user for a local GPU
+    ONE_OFF_JOB = "one_off_job"  # buying hardware for a single batch job
+    UNPRICED = "unpriced"  # a price the plan needs is missing (never costed as $0)
+    INCOMPLETE_PRICE = "incomplete_price"  # the price covers only part of what is needed
+    MISSES_DEADLINE = "misses_deadline"
+    OVER_BUDGET = "over_budget"
+    OVER_CAPEX = "over_capex"
+
+
+@dataclass(frozen=True, slots=True)
+class CostLine:
+    """One line of a cost breakdown over the whole horizon (or the whole job)."""
+
+    name: str
+    usd: Decimal
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """What an option is. Fields that do not apply to the option are None / empty."""
+
+    model_id: str
+    accelerator_id: str | None = None
+    accelerator_count: int | None = None  # accelerators at the peak (all replicas, all instances)
+    accelerators_per_replica: int | None = None  # tensor-parallel group of one model copy
+    replicas: int | None = None  # at the peak, spares included
+    precision: str | None = None
+    serving_engine: str | None = None
+    provider: str | None = None
+    region: str | None = None
+    instance_type: str | None = None
+    instance_count: int | None = None  # instances or servers at the peak
+    pricing_mode: str | None = (
+        None  # on_demand | spot | reserved_1y | reserved_3y | purchase | api | api_batch
+    )
+    scaling: str | None = None  # autoscaled | always_on | job
+    offer_ids: tuple[int, ...] = ()
+    api_price_id: int | None = None
+    hosted_model_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HybridPart:
+    """One part of a hybrid plan: the base (`units` bought or reserved) or a burst source."""
+
+    role: str  # base | burst
+    label: str
+    units: int | None  # base units (servers or instances); None for burst
+    share_of_requests: float  # 0-1, over the horizon
+    usd: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class PlanOption:
+    """One costed way to run the workload.
+
+    `total_usd` covers the horizon (inference, training) or the job (batch); `usd_per_month` is
+    its monthly average. `capex_usd` is one purchase of the hardware (replacements within the
+    horizon are in the breakdown). `utilisation` is the average share of the capacity paid for
+    that serves demand; `headroom` the spare capacity at the busiest hour (0.25 = 25% spare).
+    """
+
+    option: OptionKind
+    label: str
+    setup: Setup
+    total_usd: Decimal
+    usd_per_month: Decimal | None
+    usd_per_million_tokens: Decimal | None
+    usd_per_run: Decimal | None
+    capex_usd: Decimal
+    opex_usd_per_month: Decimal
+    breakdown: tuple[CostLine, ...]
+    utilisation: float | None
+    ttft_ms: float | None
+    tpot_ms: float | None
+    headroom: float | None
+    risks: tuple[str, ...]
+    rationale: str
+    hybrid_parts: tuple[HybridPart, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RejectedGroup:
+    reason: RejectReason
+    count: int
+    examples: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BreakEvenPoint:
+    """Monthly cost of each compared plan at `multiplier` x today's volume."""
+
+    multiplier: float
+    volume: float
+    usd_per_month: tuple[tuple[str, Decimal], ...]  # (plan label, cost), in `BreakEven.compared` order
+    winner: str
+
+
+@dataclass(frozen=True, slots=True)
+class Crossover:
+    """At `multiplier` x today's volume (`volume`) the cheapest compared plan changes."""
+
+    multiplier: float  # where the two cost curves meet (bisected)
+    volume: float
+    from_label: str
+    to_label: str
+
+
+@dataclass(frozen=True, slots=True)
+class BreakEven:
+    """How the winner depends on volume: each compared plan keeps its configuration (offer,
+    accelerator, layout) and is re-sized and re-priced at each volume. `crossovers` is empty when
+    the winner never changes in the searched range."""
+
+    volume_unit: str  # requests_per_day | tokens | runs_per_year
+    current_volume: float
+    compared: tuple[str, ...]
+    points: tuple[BreakEvenPoint, ...]
+    crossovers: tuple[Crossover, ...]
+    searched: tuple[float, float]  # multiplier range
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation:
+    workload_kind: str  # inference | batch | training
+    options: tuple[PlanOption, ...]
+    best_per_option: Mapping[OptionKind, PlanOption] = field(hash=False)
+    rejected: tuple[RejectedGroup, ...]
+    assumptions: Assumptions
+    assumption_sources: Mapping[str, str] = field(hash=False)
+    catalog_version: int
+    as_of: dt.datetime
+    break_even: BreakEven | None
+    notes: tuple[str, ...]
+    candidates_evaluated: int

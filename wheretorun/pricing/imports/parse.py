@@ -1,0 +1,132 @@
+"""A price file -> the rows it holds for each price table, and the scope of rows it replaces.
+
+The strict checks run first (`checks.py`), then the same readers the seed uses
+(`wheretorun.pricing.sources`), so an imported file means exactly what a seeded one does.
+
+What a file covers, i.e. which current rows it may end as "removed":
+
+| format | covers |
+| --- | --- |
+| `skypilot` | the cloud offers of its `provider` (a complete price list of that cloud) |
+| `litellm` | every hosted-API price (a complete table) |
+| `canonical` | only the rows it lists: it adds or changes hardware and energy prices, never removes one |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any, Literal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from wheretorun.pricing import repositories as repo
+from wheretorun.pricing.imports.canonical import read_canonical_prices
+from wheretorun.pricing.imports.checks import check_litellm, check_skypilot
+from wheretorun.pricing.imports.tables import (
+    API_PRICES,
+    CLOUD_OFFERS,
+    ENERGY_PRICES,
+    HARDWARE_PRICES,
+    Key,
+    PriceTable,
+    Row,
+)
+from wheretorun.pricing.models import Accelerator, Model
+from wheretorun.pricing.sources import (
+    DATA_DIR,
+    AliasResolver,
+    hosted_index,
+    load_resolver,
+    read_litellm_prices,
+    read_models,
+    read_skypilot_offers,
+)
+
+__all__ = ["FORMATS", "Coverage", "Format", "IncomingPrices", "read_price_file"]
+
+Format = Literal["skypilot", "litellm", "canonical"]
+FORMATS: tuple[Format, ...] = ("skypilot", "litellm", "canonical")
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The current rows a file speaks for: a table, narrowed by column values. A file that is not
+    a complete list (`complete=False`) speaks only for the rows it lists."""
+
+    table: PriceTable
+    where: tuple[tuple[str, Any], ...] = ()
+    complete: bool = True
+
+    def describe(self) -> str:
+        narrowed = " and ".join(f"{name} = {value!r}" for name, value in self.where)
+        return f"{self.table.name} where {narrowed}" if narrowed else f"all {self.table.name}"
+
+
+@dataclass(frozen=True)
+class IncomingPrices:
+    parts: list[tuple[Coverage, dict[Key, Row]]]
+
+    @property
+    def rows(self) -> int:
+        return sum(len(rows) for _, rows in self.parts)
+
+
+def read_price_file(
+    session: Session, format: Format, provider: str | None, text: str, source: str
+) -> IncomingPrices:
+    """Check and read `text`. Raises `MalformedFile`.
+
+    `source` is the label the SkyPilot and LiteLLM rows carry (the URL or the uploaded file);
+    canonical rows carry their own `source` column.
+    """
+    if format == "skypilot":
+        assert provider is not None
+        check_skypilot(text, provider)
+        offers = read_skypilot_offers(text, provider, _resolver(), source)
+        known = set(session.scalars(select(Accelerator.id)))
+        records = [_known_accelerator(offer, known) for offer in offers]
+        return IncomingPrices(
+            [(Coverage(CLOUD_OFFERS, (("provider", provider),)), _rows(CLOUD_OFFERS, records))]
+        )
+    if format == "litellm":
+        keys = check_litellm(text)
+        known = set(session.scalars(select(Model.id)))
+        index = {
+            key: model for key, model in hosted_index(read_models(DATA_DIR, keys)).items() if model in known
+        }
+        prices = read_litellm_prices(text, source, index)
+        return IncomingPrices([(Coverage(API_PRICES), _rows(API_PRICES, prices))])
+    canonical = read_canonical_prices(text, lambda name: repo.resolve_accelerator_id(session, name))
+    parts = []
+    if canonical.hardware:
+        parts.append((Coverage(HARDWARE_PRICES, complete=False), _rows(HARDWARE_PRICES, canonical.hardware)))
+    if canonical.energy:
+        parts.append((Coverage(ENERGY_PRICES, complete=False), _rows(ENERGY_PRICES, canonical.energy)))
+    return IncomingPrices(parts)
+
+
+def _rows(table: PriceTable, records: Sequence[Any]) -> dict[Key, Row]:
+    rows: dict[Key, Row] = {}
+    for record in records:
+        row = table.row_from_record(record, where=_where(table, record))
+        rows[table.key_of(row)] = row
+    return rows
+
+
+def _where(table: PriceTable, record: Any) -> str:
+    return table.label(tuple(getattr(record, name) for name in table.key))
+
+
+def _known_accelerator(offer: Any, known: set[str]) -> Any:
+    """An offer whose accelerator the catalog does not have keeps its name but no id."""
+    if offer.accelerator_id is None or offer.accelerator_id in known:
+        return offer
+    return replace(offer, accelerator_id=None)
+
+
+@lru_cache(maxsize=1)
+def _resolver() -> AliasResolver:
+    return load_resolver(DATA_DIR)

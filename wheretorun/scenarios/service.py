@@ -1,0 +1,341 @@
+"""Scenario use cases: create, list, read, update (new version), delete, evaluate, compare.
+
+Services never commit; the request's session dependency owns the transaction. Updates carry the
+version they edit: a missing one is `PreconditionRequired`, a stale one `PreconditionFailed`, so
+two planners editing one scenario never overwrite each other silently.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from wheretorun.api.scenario_schemas import (
+    AnalysesIn,
+    BreakEvenIn,
+    CustomPlanIn,
+    MonteCarloIn,
+    RecommendedPlanIn,
+    ScenarioBody,
+    ScenarioCreate,
+    ScenarioUpdate,
+    SensitivityIn,
+)
+from wheretorun.engine import InvalidSpec, finance
+from wheretorun.errors import InvalidInput, NotFound, PreconditionFailed, PreconditionRequired
+from wheretorun.pricing.repositories import Page, PageRequest
+from wheretorun.pricing.snapshot import SnapshotCache, catalog_version_in_force
+from wheretorun.scenarios import convert
+from wheretorun.scenarios.models import ScenarioRecord, ScenarioVersion
+
+__all__ = [
+    "Analyses",
+    "analyse_body",
+    "analyses_dict",
+    "compare_scenarios",
+    "create_scenario",
+    "delete_scenario",
+    "evaluate_body",
+    "evaluate_scenario",
+    "finance_evaluation",
+    "get_scenario",
+    "get_version",
+    "list_scenarios",
+    "run_analyses",
+    "saved_body",
+    "saved_version",
+    "update_scenario",
+]
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _stored_body(session: Session, body: ScenarioBody, now: dt.datetime) -> tuple[dict[str, Any], int]:
+    """The JSON to store, with `as_of` pinned (so re-evaluating later prices the same catalog)."""
+    as_of = body.as_of or now
+    stored = body.model_dump(mode="json", exclude={"name", "tags", "note"})
+    stored["as_of"] = as_of.isoformat()
+    return stored, catalog_version_in_force(session, as_of)
+
+
+def create_scenario(session: Session, body: ScenarioCreate) -> ScenarioRecord:
+    now = _now()
+    stored, catalog_version = _stored_body(session, body, now)
+    scenario = ScenarioRecord(
+        name=body.name, tags=list(body.tags), current_version=1, created_at=now, updated_at=now
+    )
+    scenario.versions.append(
+        ScenarioVersion(
+            version=1, created_at=now, body=stored, catalog_version_id=catalog_version, note="created"
+        )
+    )
+    session.add(scenario)
+    session.flush()
+    return scenario
+
+
+def list_scenarios(
+    session: Session, tag: str | None, q: str | None, page: PageRequest
+) -> Page[ScenarioRecord]:
+    query = select(ScenarioRecord)
+    if q:
+        query = query.where(func.lower(ScenarioRecord.name).like(f"%{q.lower()}%"))
+    scenarios = list(session.scalars(query.order_by(ScenarioRecord.id)))
+    if tag:  # tags are a JSON list: filtered here, the same on SQLite and PostgreSQL
+        scenarios = [s for s in scenarios if tag in s.tags]
+    window = scenarios[page.offset : page.offset + page.limit]
+    return Page(items=window, total=len(scenarios), limit=page.limit, offset=page.offset)
+
+
+def get_scenario(session: Session, scenario_id: int) -> ScenarioRecord:
+    scenario = session.get(ScenarioRecord, scenario_id)
+    if scenario is None:
+        raise NotFound("scenario", scenario_id)
+    return scenario
+
+
+def current_version(scenario: ScenarioRecord) -> ScenarioVersion:
+    return scenario.versions[-1]
+
+
+def get_version(session: Session, scenario_id: int, version: int) -> ScenarioVersion:
+    get_scenario(session, scenario_id)
+    found = session.scalars(
+        select(ScenarioVersion).where(
+            ScenarioVersion.scenario_id == scenario_id, ScenarioVersion.version == version
+        )
+    ).first()
+    if found is None:
+        raise NotFound(f"version of scenario {scenario_id}", version)
+    return found
+
+
+def _check_version(scenario: ScenarioRecord, expected: int | None) -> None:
+    if expected is None:
+        raise PreconditionRequired("send If-Match with the version you edit (the ETag of GET)")
+    if expected != scenario.current_version:
+        raise PreconditionFailed(
+            f"scenario {scenario.id} is at version {scenario.current_version}, not {expected}: "
+            "read it again and re-apply your change"
+        )
+
+
+def update_scenario(
+    session: Session, scenario_id: int, body: ScenarioUpdate, expected_version: int | None
+) -> ScenarioRecord:
+    scenario = get_scenario(session, scenario_id)
+    _check_version(scenario, expected_version)
+    now = _now()
+    stored, catalog_version = _stored_body(session, body, now)
+    scenario.current_version += 1
+    scenario.name = body.name
+    scenario.tags = list(body.tags)
+    scenario.updated_at = now
+    scenario.versions.append(
+        ScenarioVersion(
+            version=scenario.current_version,
+            created_at=now,
+            body=stored,
+            catalog_version_id=catalog_version,
+            note=body.note,
+        )
+    )
+    session.flush()
+    return scenario
+
+
+def delete_scenario(session: Session, scenario_id: int, expected_version: int | None) -> None:
+    scenario = get_scenario(session, scenario_id)
+    _check_version(scenario, expected_version)
+    session.delete(scenario)
+    session.flush()
+
+
+# --- evaluation -------------------------------------------------------------------------------
+
+
+def _engine_call(call: Any) -> Any:
+    try:
+        return call()
+    except InvalidSpec as error:
+        raise InvalidInput(f"body.{error.field}", error.reason) from error
+
+
+def _plans(session: Session, body: ScenarioBody, snapshots: SnapshotCache) -> list[finance.Plan]:
+    plans: list[finance.Plan] = []
+    for index, plan in enumerate(body.plans):
+        if isinstance(plan, CustomPlanIn):
+            plans.append(_engine_call(lambda plan=plan: convert.custom_plan(plan)))
+        else:
+            plans.append(_recommended_plan(session, body, plan, index, snapshots))
+    return plans
+
+
+def _recommended_plan(
+    session: Session, body: ScenarioBody, plan: RecommendedPlanIn, index: int, snapshots: SnapshotCache
+) -> finance.Plan:
+    from wheretorun.services.recommendations import finance_plan_for_option
+
+    result: finance.Plan = finance_plan_for_option(
+        session, plan, body.as_of, f"body.plans.{index}", snapshots
+    )
+    return result
+
+
+def finance_evaluation(
+    session: Session, body: ScenarioBody, snapshots: SnapshotCache, name: str = ""
+) -> tuple[finance.Scenario, finance.Evaluation]:
+    scenario = _engine_call(lambda: convert.finance_scenario(body, _plans(session, body, snapshots), name))
+    return scenario, _engine_call(lambda: finance.evaluate(scenario))
+
+
+@dataclass(frozen=True)
+class Analyses:
+    """The raw results of an evaluation and of the analyses asked for (None: not asked)."""
+
+    scenario: finance.Scenario
+    evaluation: finance.Evaluation
+    monte_carlo: finance.MonteCarloResult | None = None
+    sensitivity: finance.Sensitivity | None = None
+    break_even: finance.BreakEven | None = None
+    buy_versus_rent: finance.BuyVersusRent | None = None
+
+
+def run_analyses(scenario: finance.Scenario, evaluation: finance.Evaluation, request: AnalysesIn) -> Analyses:
+    return Analyses(
+        scenario=scenario,
+        evaluation=evaluation,
+        monte_carlo=_monte_carlo(scenario, request.monte_carlo) if request.monte_carlo else None,
+        sensitivity=_sensitivity(scenario, request.sensitivity) if request.sensitivity else None,
+        break_even=_break_even(scenario, request.break_even) if request.break_even else None,
+        buy_versus_rent=(
+            _engine_call(lambda: finance.buy_versus_rent(evaluation, *request.buy_versus_rent))
+            if request.buy_versus_rent
+            else None
+        ),
+    )
+
+
+def _monte_carlo(scenario: finance.Scenario, request: MonteCarloIn) -> finance.MonteCarloResult:
+    distributions = [
+        finance.Distribution(
+            input=d.input,
+            kind=finance.DistributionKind(d.kind),
+            low=d.low,
+            high=d.high,
+            mode=d.mode,
+            plan=d.plan,
+        )
+        for d in request.distributions
+    ]
+    metric = finance.Metric(request.metric)
+    return _engine_call(  # type: ignore[no-any-return]
+        lambda: finance.monte_carlo(scenario, distributions, request.samples, request.seed, metric)
+    )
+
+
+def _sensitivity(scenario: finance.Scenario, request: SensitivityIn) -> finance.Sensitivity:
+    ranges: Sequence[finance.SensitivityRange]
+    if request.ranges is None:
+        ranges = finance.standard_ranges(scenario)
+    else:
+        ranges = [finance.SensitivityRange(r.input, r.low, r.high, r.plan) for r in request.ranges]
+    return _engine_call(  # type: ignore[no-any-return]
+        lambda: finance.sensitivity(scenario, ranges, finance.Metric(request.metric))
+    )
+
+
+def _break_even(scenario: finance.Scenario, request: BreakEvenIn) -> finance.BreakEven:
+    return _engine_call(  # type: ignore[no-any-return]
+        lambda: finance.break_even(
+            scenario,
+            request.plan_a,
+            request.plan_b,
+            finance.BreakEvenVariable(request.variable),
+            low=request.low,
+            high=request.high,
+            points=request.points,
+            metric=finance.Metric(request.metric),
+        )
+    )
+
+
+def analyses_dict(analyses: Analyses) -> dict[str, Any]:
+    result = convert.evaluation_dict(analyses.evaluation)
+    if analyses.monte_carlo is not None:
+        result["monte_carlo"] = convert.monte_carlo_dict(analyses.monte_carlo)
+    if analyses.sensitivity is not None:
+        result["sensitivity"] = convert.sensitivity_dict(analyses.sensitivity)
+    if analyses.break_even is not None:
+        result["break_even"] = convert.break_even_dict(analyses.break_even)
+    if analyses.buy_versus_rent is not None:
+        result["buy_versus_rent"] = convert.buy_versus_rent_dict(analyses.buy_versus_rent)
+    return result
+
+
+def analyse_body(
+    session: Session, body: ScenarioBody, request: AnalysesIn, snapshots: SnapshotCache
+) -> Analyses:
+    """Evaluate an unsaved scenario and run the analyses asked for."""
+    scenario, evaluation = finance_evaluation(session, body, snapshots)
+    return run_analyses(scenario, evaluation, request)
+
+
+def evaluate_body(
+    session: Session, body: ScenarioBody, request: AnalysesIn, snapshots: SnapshotCache
+) -> dict[str, Any]:
+    analyses = analyse_body(session, body, request, snapshots)
+    return {
+        **analyses_dict(analyses),
+        "catalog_version": catalog_version_in_force(session, body.as_of),
+        "as_of": body.as_of,
+    }
+
+
+def saved_body(version: ScenarioVersion) -> ScenarioBody:
+    return ScenarioBody.model_validate(version.body)
+
+
+def saved_version(session: Session, scenario_id: int, version: int | None) -> ScenarioVersion:
+    scenario = get_scenario(session, scenario_id)
+    return get_version(session, scenario_id, version) if version is not None else current_version(scenario)
+
+
+def evaluate_scenario(
+    session: Session, scenario_id: int, version: int | None, request: AnalysesIn, snapshots: SnapshotCache
+) -> dict[str, Any]:
+    stored = saved_version(session, scenario_id, version)
+    result = evaluate_body(session, saved_body(stored), request, snapshots)
+    return {**result, "scenario_id": scenario_id, "version": stored.version}
+
+
+def compare_scenarios(
+    session: Session, bodies: Sequence[tuple[str, ScenarioBody]], snapshots: SnapshotCache
+) -> dict[str, Any]:
+    """Every plan of every scenario side by side, deltas against the first."""
+    results: list[finance.PlanResult] = []
+    labels: list[str] = []
+    for label, body in bodies:
+        _, evaluation = finance_evaluation(session, body, snapshots, label)
+        for plan in evaluation.plans:
+            results.append(plan)
+            labels.append(f"{label}: {plan.name}" if len(bodies) > 1 else plan.name)
+    if len(results) < 2:
+        raise InvalidInput("body.scenarios", "compare needs at least two plans in all")
+    comparison = _engine_call(lambda: finance.compare(results, labels))
+    return convert.comparison_dict(comparison)
+
+
+def find_by_ids(session: Session, ids: Sequence[int]) -> list[ScenarioRecord]:
+    found = {s.id: s for s in session.scalars(select(ScenarioRecord).where(ScenarioRecord.id.in_(ids)))}
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise InvalidInput("body.scenario_ids", f"no scenario with id {missing}")
+    return [found[i] for i in ids]
