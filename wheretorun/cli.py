@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from wheretorun.cli_admin import keys_app, prices_app
+from wheretorun.cli_recommend import recommend
 from wheretorun.settings import Settings, default_sqlite_path, get_settings
 
 app = typer.Typer(
@@ -18,6 +19,7 @@ db_app = typer.Typer(help="Create, migrate and seed the catalog database.", no_a
 app.add_typer(db_app, name="db")
 app.add_typer(prices_app, name="prices")
 app.add_typer(keys_app, name="keys")
+app.command()(recommend)
 console = Console()
 
 

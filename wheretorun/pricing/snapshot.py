@@ -28,6 +28,13 @@ from wheretorun.pricing.models import (
     CloudOffer,
     HardwarePrice,
     Model,
+    PriceOverride,
+)
+from wheretorun.pricing.overrides import (
+    OverrideIndex,
+    adjusted_token_price,
+    effective_on_demand_usd_per_hour,
+    overrides_in_force,
 )
 
 __all__ = [
@@ -142,35 +149,33 @@ def load_accelerator_spec(session: Session, name_or_id: str, field: str = "accel
 
 
 def catalog_version_in_force(session: Session, as_of: dt.datetime | None) -> int:
-    """The newest catalog version whose prices are in force at `as_of` (now when None)."""
-    query = select(func.max(CatalogVersion.id))
-    if as_of is not None:
-        query = query.where(CatalogVersion.created_at <= as_of)
-    version = session.scalar(query)
+    """The newest catalog version at `as_of` (now when None); before the first load, the first."""
+    version = repo.catalog_version_at(session, as_of or dt.datetime.now(dt.UTC))
     if version is None:
         # a moment before the first load: the seed's prices start at their sources' dates
-        version = session.scalar(select(func.min(CatalogVersion.id)))
+        version = session.scalars(select(CatalogVersion).order_by(CatalogVersion.id).limit(1)).first()
     if version is None:
         raise Unavailable("the catalog is empty: run `wheretorun db seed`")
-    return int(version)
+    return version.id
 
 
 def build_snapshot(session: Session, as_of: dt.datetime | None = None) -> CatalogSnapshot:
     """Every accelerator, model and price in force at `as_of`, as immutable engine values.
 
     Suspect prices are left out (they are not real prices), and so are cloud offers whose
-    accelerator is unknown to the catalog.
+    accelerator is unknown to the catalog. Negotiated price overrides in force are applied.
     """
     moment = as_of or dt.datetime.now(dt.UTC)
     accelerators = {a.id: _accelerator_entry(a) for a in session.scalars(select(Accelerator))}
     models = {m.id: _model_entry(m) for m in session.scalars(select(Model))}
+    overrides = overrides_in_force(session, moment)
     return CatalogSnapshot(
         version=catalog_version_in_force(session, as_of),
         as_of=moment,
         accelerators=accelerators,
         models=models,
-        cloud_offers=_cloud_offers(session, moment),
-        api_prices=_api_prices(session, moment),
+        cloud_offers=_cloud_offers(session, moment, overrides),
+        api_prices=_api_prices(session, moment, overrides),
         hardware_prices=_hardware_prices(session, moment),
     )
 
@@ -203,7 +208,9 @@ def _model_entry(row: Model) -> ModelEntry:
     )
 
 
-def _cloud_offers(session: Session, moment: dt.datetime) -> tuple[EngineCloudOffer, ...]:
+def _cloud_offers(
+    session: Session, moment: dt.datetime, overrides: OverrideIndex
+) -> tuple[EngineCloudOffer, ...]:
     query = (
         select(CloudOffer)
         .where(_in_force(CloudOffer, moment), CloudOffer.accelerator_id.is_not(None))
@@ -217,7 +224,7 @@ def _cloud_offers(session: Session, moment: dt.datetime) -> tuple[EngineCloudOff
             instance_type=o.instance_type,
             accelerator_id=o.accelerator_id or "",
             accelerator_count=o.accelerator_count,
-            on_demand_usd_per_hour=o.on_demand_usd_per_hour,
+            on_demand_usd_per_hour=effective_on_demand_usd_per_hour(o, overrides.for_cloud_offer(o)),
             spot_usd_per_hour=o.spot_usd_per_hour,
             accelerator_only=o.accelerator_only,
             source=o.source,
@@ -226,23 +233,33 @@ def _cloud_offers(session: Session, moment: dt.datetime) -> tuple[EngineCloudOff
     )
 
 
-def _api_prices(session: Session, moment: dt.datetime) -> tuple[ApiPriceOffer, ...]:
+def _api_prices(session: Session, moment: dt.datetime, overrides: OverrideIndex) -> tuple[ApiPriceOffer, ...]:
     query = select(ApiPrice).where(_in_force(ApiPrice, moment)).order_by(ApiPrice.id)
     return tuple(
-        ApiPriceOffer(
-            id=p.id,
-            provider=p.provider,
-            model_id=p.model_id,
-            catalog_model_id=p.catalog_model_id,
-            input_usd_per_million_tokens=p.input_usd_per_million_tokens,
-            cached_input_usd_per_million_tokens=p.cached_input_usd_per_million_tokens,
-            output_usd_per_million_tokens=p.output_usd_per_million_tokens,
-            batch_input_usd_per_million_tokens=p.batch_input_usd_per_million_tokens,
-            batch_output_usd_per_million_tokens=p.batch_output_usd_per_million_tokens,
-            context_window_tokens=p.context_window_tokens,
-            source=p.source,
-        )
+        _api_price(p, overrides.for_api_price(p))
         for p in session.scalars(query.execution_options(yield_per=1000))
+    )
+
+
+def _api_price(p: ApiPrice, override: PriceOverride | None) -> ApiPriceOffer:
+    return ApiPriceOffer(
+        id=p.id,
+        provider=p.provider,
+        model_id=p.model_id,
+        catalog_model_id=p.catalog_model_id,
+        input_usd_per_million_tokens=adjusted_token_price(p.input_usd_per_million_tokens, override),
+        cached_input_usd_per_million_tokens=adjusted_token_price(
+            p.cached_input_usd_per_million_tokens, override
+        ),
+        output_usd_per_million_tokens=adjusted_token_price(p.output_usd_per_million_tokens, override),
+        batch_input_usd_per_million_tokens=adjusted_token_price(
+            p.batch_input_usd_per_million_tokens, override
+        ),
+        batch_output_usd_per_million_tokens=adjusted_token_price(
+            p.batch_output_usd_per_million_tokens, override
+        ),
+        context_window_tokens=p.context_window_tokens,
+        source=p.source,
     )
 
 
@@ -261,18 +278,19 @@ class SnapshotCache:
 
     A snapshot "as of now" is keyed by the newest catalog version and the day: an import makes a
     new version (a new key), and prices that start or end during the day are seen the next day at
-    the latest. An explicit `as_of` is its own key.
+    the latest. An explicit `as_of` is its own key. A new or ended price override changes the key
+    too.
     """
 
     def __init__(self, size: int = 8) -> None:
         self._size = size
-        self._entries: OrderedDict[tuple[int, str], CatalogSnapshot] = OrderedDict()
+        self._entries: OrderedDict[tuple[int, str, str], CatalogSnapshot] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, session: Session, as_of: dt.datetime | None = None) -> CatalogSnapshot:
         version = catalog_version_in_force(session, as_of)
         moment = as_of.isoformat() if as_of is not None else f"day:{dt.datetime.now(dt.UTC).date()}"
-        key = (version, moment)
+        key = (version, moment, _overrides_fingerprint(session))
         with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
@@ -283,3 +301,10 @@ class SnapshotCache:
             while len(self._entries) > self._size:
                 self._entries.popitem(last=False)
         return snapshot
+
+
+def _overrides_fingerprint(session: Session) -> str:
+    count, newest, latest_end = session.execute(
+        select(func.count(), func.max(PriceOverride.id), func.max(PriceOverride.effective_to))
+    ).one()
+    return f"{count}:{newest}:{latest_end}"

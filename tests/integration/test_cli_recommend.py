@@ -1,0 +1,49 @@
+"""`wheretorun recommend FILE` end to end on a fresh SQLite file (seeded by the command itself)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from wheretorun.cli import app
+from wheretorun.settings import get_settings
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture
+def fresh_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "cli.db"
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{path}")
+    get_settings.cache_clear()
+    yield path
+    get_settings.cache_clear()
+
+
+def test_recommend_prints_the_ranked_options(fresh_database: Path) -> None:
+    runner = CliRunner()
+    as_json = runner.invoke(
+        app, ["recommend", str(EXAMPLES / "tiny-prototype.yaml"), "--json", "--limit", "3"]
+    )
+    assert as_json.exit_code == 0, as_json.output
+    result = json.loads(as_json.output[as_json.output.index("{") :])
+    assert len(result["options"]) == 3
+    assert result["options"][0]["option"] == "hosted_api"
+    assert fresh_database.exists()
+    table = runner.invoke(app, ["recommend", str(EXAMPLES / "lora-finetune-8b.yaml")])
+    assert table.exit_code == 0, table.output
+    assert "training workload" in table.output
+    assert "Rejected" in table.output
+
+
+def test_recommend_names_the_bad_field(fresh_database: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "workload:\n  kind: inference\n  model: llama-3.1-8b\n  input_tokens: 0\n", encoding="utf-8"
+    )
+    result = CliRunner().invoke(app, ["recommend", str(bad)])
+    assert result.exit_code == 2
+    assert "input_tokens" in result.output
