@@ -222,3 +222,7 @@ def test_a_recommendation_as_of_a_past_moment_uses_the_prices_then(admin: AdminA
     assert replayed["catalog_version"] == before["catalog_version"]
     assert replayed["options"][0]["setup"]["hosted_model_id"] == winner
     assert replayed["options"][0]["total_usd"] == before["options"][0]["total_usd"]
+    by_version = recommend(admin.client, {**body, "catalog_version": before["catalog_version"]})
+    assert by_version["options"][0]["total_usd"] == before["options"][0]["total_usd"]
+    both = admin.client.post("/v1/recommendations", json={**body, "as_of": moment, "catalog_version": 1})
+    assert both.status_code == 422

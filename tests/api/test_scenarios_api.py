@@ -238,3 +238,56 @@ def test_bad_scenarios_are_422_naming_the_field(
     assert response.status_code == 422, response.text
     fields = [error["field"] for error in response.json()["errors"]]
     assert any(f.startswith(field) for f in fields), fields
+
+
+WORKLOAD_70B = {
+    "kind": "inference",
+    "model": "llama-3.1-70b",
+    "requests_per_day": 2_000_000,
+    "input_tokens": 1000,
+    "output_tokens": 250,
+    "ttft_ms": 2000,
+    "tpot_ms": 60,
+}
+
+
+def test_plans_can_come_from_a_recommendation(client: InProcessClient) -> None:
+    body = {
+        "name": "from recommendations",
+        "traffic": {"tokens_per_month": 2_000_000 * 1250 * 30.4, "growth_per_month": 0.02},
+        "plans": [
+            {"kind": "recommended", "name": "api", "option": "hosted_api", "workload": WORKLOAD_70B},
+            {"kind": "recommended", "name": "buy", "option": "owned", "workload": WORKLOAD_70B},
+        ],
+        "buy_versus_rent": ["buy", "api"],
+    }
+    result = client.post("/v1/scenarios/evaluate", json=body)
+    assert result.status_code == 200, result.text
+    plans = {plan["name"]: plan for plan in result.json()["plans"]}
+    assert Decimal(plans["api"]["capex_usd"]) == 0
+    assert Decimal(plans["buy"]["capex_usd"]) > 0
+    assert Decimal(plans["api"]["total_usd"]) > 0
+    # the hosted plan follows the traffic: month 36 costs more than month 1 at 2% growth
+    monthly = plans["api"]["monthly"]
+    assert Decimal(monthly[-1]["opex_usd"]) > Decimal(monthly[0]["opex_usd"])
+    assert result.json()["buy_versus_rent"]["buy"] == "buy"
+
+
+def test_a_recommended_plan_that_cannot_exist_is_422(client: InProcessClient) -> None:
+    impossible = {**WORKLOAD_70B, "model": "llama-3.1-405b"}
+    body = {
+        "name": "impossible",
+        "traffic": {"tokens_per_month": 1e9},
+        "plans": [
+            {
+                "kind": "recommended",
+                "option": "local",
+                "workload": impossible,
+                "constraints": {"allowed_accelerators": ["RTX4090"]},
+            }
+        ],
+    }
+    response = client.post("/v1/scenarios/evaluate", json=body)
+    assert response.status_code == 422, response.text
+    fields = [error["field"] for error in response.json()["errors"]]
+    assert fields == ["body.plans.0.option"]

@@ -180,4 +180,7 @@ class RecommendationCreate(Body):
     constraints: ConstraintsIn = ConstraintsIn()
     assumptions: AssumptionsIn = AssumptionsIn()
     as_of: dt.datetime | None = Field(None, description="Price the plan with the catalog in force then.")
+    catalog_version: int | None = Field(
+        None, ge=1, description="Alternative to `as_of`: that version's prices."
+    )
     limit: int = Field(10, ge=1, le=100, description="How many ranked options to return.")

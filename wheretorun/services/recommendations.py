@@ -34,6 +34,7 @@ from wheretorun.engine.workload import (
     Workload,
 )
 from wheretorun.errors import InvalidInput
+from wheretorun.pricing.models import CatalogVersion
 from wheretorun.pricing.repositories import resolve_accelerator_id
 from wheretorun.pricing.snapshot import SnapshotCache
 
@@ -194,9 +195,21 @@ def _check_models(workload: Workload, catalog: Any, field: str) -> None:
             raise InvalidInput(where, f"no catalog model {name!r} (GET /v1/models lists them)")
 
 
+def _moment(session: Session, body: RecommendationCreate) -> dt.datetime | None:
+    """The moment whose prices to use: `as_of`, or when catalog version `catalog_version` was made."""
+    if body.catalog_version is None:
+        return body.as_of
+    if body.as_of is not None:
+        raise InvalidInput("body.catalog_version", "give as_of or catalog_version, not both")
+    version = session.get(CatalogVersion, body.catalog_version)
+    if version is None:
+        raise InvalidInput("body.catalog_version", f"no catalog version {body.catalog_version}")
+    return version.created_at
+
+
 def recommend_for(session: Session, body: RecommendationCreate, snapshots: SnapshotCache) -> dict[str, Any]:
     recommendation = run_recommendation(
-        session, body.workload, body.constraints, body.assumptions, body.as_of, snapshots
+        session, body.workload, body.constraints, body.assumptions, _moment(session, body), snapshots
     )
     return recommendation_dict(recommendation, body.limit)
 
