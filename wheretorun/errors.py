@@ -3,14 +3,17 @@
 WheretorunError
 ├── NotFound          a resource id that does not exist (HTTP 404)
 ├── InvalidInput      a value that is well-formed but impossible or unknown (HTTP 422)
+│   └── IdempotencyKeyReused  an Idempotency-Key sent again with a different request (HTTP 422)
 ├── MalformedFile     a price file that cannot be read; every problem has row, column, reason (HTTP 422)
 ├── Conflict          the request clashes with the current state (HTTP 409)
+│   └── IdempotencyInProgress  the first request with this Idempotency-Key is still running (HTTP 409)
 ├── Unauthorized      no API key, or one that is unknown or revoked (HTTP 401)
 ├── Forbidden         an API key whose scope is too narrow for the action (HTTP 403)
 ├── PayloadTooLarge   an upload or fetched file above the size limit (HTTP 413)
 ├── UpstreamError     a price source URL that cannot be fetched (HTTP 502)
 ├── PreconditionRequired  an update without If-Match (HTTP 428)
 ├── PreconditionFailed    an update of a version that is no longer current (HTTP 412)
+├── RateLimited       too many requests from one API key or client address (HTTP 429, Retry-After)
 └── Unavailable       a dependency (the database) cannot be reached (HTTP 503)
 """
 
@@ -22,12 +25,15 @@ __all__ = [
     "Conflict",
     "FileProblem",
     "Forbidden",
+    "IdempotencyInProgress",
+    "IdempotencyKeyReused",
     "InvalidInput",
     "MalformedFile",
     "NotFound",
     "PayloadTooLarge",
     "PreconditionFailed",
     "PreconditionRequired",
+    "RateLimited",
     "Unauthorized",
     "Unavailable",
     "UpstreamError",
@@ -67,6 +73,41 @@ class InvalidInput(WheretorunError):
 
 class Conflict(WheretorunError):
     title = "Conflict"
+
+
+class IdempotencyKeyReused(InvalidInput):
+    """The same Idempotency-Key with a different method, path or body than its first use."""
+
+    title = "Idempotency key reused"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "header.idempotency-key",
+            "this key was already used with a different request body; use a new key for a new request",
+        )
+
+
+class IdempotencyInProgress(Conflict):
+    """A request with this Idempotency-Key is still being processed (by this or another replica)."""
+
+    title = "Request in progress"
+
+    def __init__(self, retry_after_seconds: int = 1) -> None:
+        super().__init__(
+            "a request with this Idempotency-Key is still being processed; retry after it has finished"
+        )
+        self.retry_after_seconds = retry_after_seconds
+
+
+class RateLimited(WheretorunError):
+    """Over the request budget of the current window; `retry_after_seconds` until the next one."""
+
+    title = "Too many requests"
+
+    def __init__(self, limit: int, retry_after_seconds: int) -> None:
+        super().__init__(f"more than {limit} requests per minute; retry after {retry_after_seconds} s")
+        self.limit = limit
+        self.retry_after_seconds = retry_after_seconds
 
 
 class Unavailable(WheretorunError):

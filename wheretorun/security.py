@@ -37,6 +37,7 @@ __all__ = [
     "cli_actor",
     "create_api_key",
     "hash_token",
+    "key_id_for_token",
     "list_api_keys",
     "list_audit_entries",
     "record_audit",
@@ -108,6 +109,13 @@ def authenticate(session: Session, token: str) -> Actor:
     if key.revoked_at is not None:
         raise Unauthorized("the API key has been revoked", token_given=True)
     return Actor(label=f"key {key.id} ({key.name})", key_id=key.id, scope=Scope(key.scope))
+
+
+def key_id_for_token(session: Session, token: str) -> int | None:
+    """The id of the live key a token stands for, or None (unknown or revoked); never raises."""
+    return session.scalar(
+        select(ApiKey.id).where(ApiKey.token_sha256 == hash_token(token), ApiKey.revoked_at.is_(None))
+    )
 
 
 def require_scope(actor: Actor, needed: Scope) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -62,6 +62,42 @@ class Settings(BaseSettings):
     import_lock_timeout_seconds: float = Field(
         default=30.0, gt=0, le=600, description="How long an import waits for a running one before HTTP 409."
     )
+
+    # Observability, limits and shared state (README: "Operating it: observability, limits, scale-out").
+    log_format: Literal["json", "text"] = Field(
+        default="json", description="Log lines as one JSON object each, or as plain text."
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    max_request_bytes: int = Field(
+        default=1024 * 1024,
+        ge=1024,
+        description="Largest request body (except price imports: `max_upload_bytes`); above it, HTTP 413.",
+    )
+    rate_limit_per_minute: int = Field(
+        default=0,
+        ge=0,
+        description="Requests per minute per API key (or per client IP without one); 0 switches it off.",
+    )
+    idempotency_ttl_seconds: int = Field(
+        default=24 * 3600, ge=60, description="How long a stored Idempotency-Key response is replayed."
+    )
+    redis_url: str = Field(
+        default="",
+        description="Redis for rate-limit counters and idempotency records; empty: the database.",
+    )
+    redis_key_prefix: str = Field(default="wheretorun:", description="Prefix of every Redis key written.")
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_level(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_scheme(cls, url: str) -> str:
+        if url and not url.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("WHERETORUN_REDIS_URL must be a redis://, rediss:// or unix:// URL")
+        return url
 
     @field_validator("database_url")
     @classmethod

@@ -8,6 +8,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect
 
+from wheretorun import idempotency as _idempotency_tables  # noqa: F401  (registers their tables)
+from wheretorun import ratelimit as _ratelimit_tables  # noqa: F401
 from wheretorun.pricing.db import alembic_config
 from wheretorun.pricing.models import Base
 from wheretorun.scenarios import models as _scenario_tables  # noqa: F401  (registers their tables)
@@ -22,6 +24,8 @@ CATALOG_TABLES = {
     "catalog_versions",
     "scenarios",
     "scenario_versions",
+    "idempotency_records",
+    "rate_limit_counters",
 }
 
 

@@ -6,8 +6,9 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from wheretorun.api.schemas import AwareUtcDateTime
 from wheretorun.pricing.models import AuditEntry, ImportRun, PriceOverride
 
 __all__ = [
@@ -24,7 +25,26 @@ __all__ = [
 class ImportCreate(BaseModel):
     """Start an import (or a dry run). Multipart uploads send the same fields plus a `file` part."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "format": "canonical",
+                    "filename": "quotes-2026-q3.csv",
+                    "content": (
+                        "kind,key,usd_per_unit,usd_per_kwh,source\nhardware,H100-SXM,30000,,vendor quote\n"
+                    ),
+                    "dry_run": True,
+                },
+                {
+                    "format": "skypilot",
+                    "provider": "lambda",
+                    "url": "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v7/lambda/vms.csv",
+                },
+            ]
+        },
+    )
 
     format: Literal["skypilot", "litellm", "canonical"] = Field(
         description="skypilot: a SkyPilot vms.csv; litellm: LiteLLM's price JSON; canonical: our "
@@ -133,7 +153,33 @@ class OverrideCreate(BaseModel):
     """A negotiated price: `multiplier` (0.8 = 20% off the list price) or, for one cloud
     `instance_type`, `fixed_usd_per_hour`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "applies_to": "cloud_offers",
+                    "provider": "aws",
+                    "multiplier": "0.8",
+                    "reason": "EDP: 20% off",
+                },
+                {
+                    "applies_to": "cloud_offers",
+                    "provider": "lambda",
+                    "instance_type": "gpu_8x_h100_sxm5",
+                    "fixed_usd_per_hour": "19.92",
+                    "reason": "reserved cluster quote",
+                },
+                {
+                    "applies_to": "api_prices",
+                    "provider": "openai",
+                    "model_id": "gpt-4o",
+                    "multiplier": "0.9",
+                    "reason": "enterprise agreement",
+                },
+            ]
+        },
+    )
 
     applies_to: Literal["cloud_offers", "api_prices"]
     provider: str = Field(min_length=1, max_length=80, description="aws, lambda, openai, anthropic, ...")
@@ -144,8 +190,8 @@ class OverrideCreate(BaseModel):
     instance_type: str | None = Field(None, max_length=120)
     accelerator: str | None = Field(None, max_length=200, description="Accelerator id or any alias.")
     model_id: str | None = Field(None, max_length=300, description="Hosted model id (api_prices only).")
-    effective_from: AwareDatetime | None = Field(None, description="Default: now. Not in the past.")
-    effective_to: AwareDatetime | None = Field(None, description="Default: until ended.")
+    effective_from: AwareUtcDateTime | None = Field(None, description="Default: now. Not in the past.")
+    effective_to: AwareUtcDateTime | None = Field(None, description="Default: until ended.")
 
 
 class OverrideRead(BaseModel):

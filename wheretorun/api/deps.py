@@ -76,11 +76,12 @@ def _actor(session: Session, credentials: HTTPAuthorizationCredentials | None) -
     return authenticate(session, credentials.credentials)
 
 
-def requires(scope: Scope) -> Callable[[Session, HTTPAuthorizationCredentials | None], Actor]:
+def requires(scope: Scope) -> Callable[[Request, Session, HTTPAuthorizationCredentials | None], Actor]:
     """A dependency that answers 401 without a valid key and 403 when its scope is below `scope`."""
 
-    def dependency(session: SessionDep, credentials: Credentials) -> Actor:
+    def dependency(request: Request, session: SessionDep, credentials: Credentials) -> Actor:
         actor = _actor(session, credentials)
+        request.state.api_key_id = actor.key_id  # for the access log
         require_scope(actor, scope)
         return actor
 

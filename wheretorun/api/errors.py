@@ -1,7 +1,11 @@
 """Every error leaves the service as RFC 9457 `application/problem+json`, rendered here only.
 
 A problem names the failing input in `errors[].field` (`query.limit`, `body.model.layers`, ...)
-so a client can point at it.
+so a client can point at it, and carries the `request_id` of the request (also in the
+`X-Request-ID` header) so a report can be matched with the logs. The ASGI middlewares
+(`api/middleware.py`) render their errors through `domain_error_response` too. The OpenAPI
+document says so (`document_problems`): every 4xx/5xx response is `application/problem+json` with
+the `Problem` schema.
 """
 
 from __future__ import annotations
@@ -11,27 +15,59 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from wheretorun.errors import (
     Conflict,
     Forbidden,
+    IdempotencyInProgress,
     InvalidInput,
     MalformedFile,
     NotFound,
     PayloadTooLarge,
     PreconditionFailed,
     PreconditionRequired,
+    RateLimited,
     Unauthorized,
     Unavailable,
     UpstreamError,
     WheretorunError,
 )
 
-__all__ = ["PROBLEM_JSON", "install_error_handlers", "problem_response"]
+__all__ = [
+    "PROBLEM_JSON",
+    "Problem",
+    "document_problems",
+    "domain_error_response",
+    "install_error_handlers",
+    "problem_response",
+]
 
 PROBLEM_JSON = "application/problem+json"
+
+
+class ProblemDetail(BaseModel):
+    """One failing input: a parameter or body field, or a row and column of an imported file."""
+
+    field: str | None = None
+    reason: str
+    row: int | str | None = None
+    column: str | None = None
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details, as every error response carries them."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str
+    errors: list[ProblemDetail] | None = None
+    request_id: str | None = None
+
 
 _STATUS_BY_ERROR: dict[type[WheretorunError], int] = {
     NotFound: 404,
@@ -45,6 +81,7 @@ _STATUS_BY_ERROR: dict[type[WheretorunError], int] = {
     Unavailable: 503,
     PreconditionFailed: 412,
     PreconditionRequired: 428,
+    RateLimited: 429,
 }
 _TITLES = {
     400: "Bad request",
@@ -54,6 +91,7 @@ _TITLES = {
     405: "Method not allowed",
     413: "Payload too large",
     422: "Invalid input",
+    429: "Too many requests",
     503: "Service unavailable",
 }
 
@@ -70,6 +108,9 @@ def problem_response(
     }
     if errors:
         body["errors"] = errors
+    request_id = request.scope.get("state", {}).get("request_id")
+    if request_id:
+        body["request_id"] = request_id
     return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON)
 
 
@@ -86,6 +127,11 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _domain_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, WheretorunError)
+    return domain_error_response(request, exc)
+
+
+def domain_error_response(request: Request, exc: WheretorunError) -> JSONResponse:
+    """The problem+json response for a domain error, with its status and headers."""
     status = next((code for kind, code in _STATUS_BY_ERROR.items() if isinstance(exc, kind)), 400)
     errors: list[dict[str, Any]] | None = None
     if isinstance(exc, InvalidInput):
@@ -104,6 +150,8 @@ async def _domain_error(request: Request, exc: Exception) -> JSONResponse:
         )
     elif isinstance(exc, Forbidden):
         response.headers["WWW-Authenticate"] = 'Bearer realm="wheretorun", error="insufficient_scope"'
+    elif isinstance(exc, RateLimited | IdempotencyInProgress):
+        response.headers["Retry-After"] = str(exc.retry_after_seconds)
     return response
 
 
@@ -120,8 +168,39 @@ async def _database_down(request: Request, exc: Exception) -> JSONResponse:
     return problem_response(request, 503, "Service unavailable", "the catalog database cannot be reached")
 
 
+def document_problems(openapi: dict[str, Any]) -> dict[str, Any]:
+    """Make an OpenAPI document say what the handlers above send: every error response is
+    `application/problem+json` with the `Problem` schema (not FastAPI's default `application/json`
+    validation error), and an operation with a body can also answer 400 (a body that is not UTF-8)."""
+    schemas = openapi.setdefault("components", {}).setdefault("schemas", {})
+    for unused in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(unused, None)
+    problem = Problem.model_json_schema(ref_template="#/components/schemas/{model}")
+    schemas.update(problem.pop("$defs", {}))
+    schemas["Problem"] = problem
+    content = {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}
+    for path_item in openapi.get("paths", {}).values():
+        for operation in path_item.values():
+            responses = operation.setdefault("responses", {})
+            if "requestBody" in operation:
+                responses.setdefault("400", {"description": "The body cannot be read (not UTF-8 JSON)"})
+            for status, response in responses.items():
+                if status.isdigit() and int(status) >= 400:
+                    response["content"] = content
+    return openapi
+
+
 def install_error_handlers(app: FastAPI) -> None:
+    """Render every error as problem+json, and document that in the app's OpenAPI document."""
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(WheretorunError, _domain_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(OperationalError, _database_down)
+    default_openapi = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = document_problems(default_openapi())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -84,6 +84,25 @@ class SpeculativeIn(StrictBody):
 
 
 class InferenceEstimateCreate(StrictBody):
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={
+            "examples": [
+                {
+                    "model": "llama-3.1-70b",
+                    "accelerator": "H100",
+                    "accelerator_count": 4,
+                    "weight_precision": "fp8",
+                    "concurrency": 32,
+                    "ttft_target_ms": 2000,
+                    "tpot_target_ms": 50,
+                },
+                {"model": "llama-3.1-8b", "accelerator": "RTX4090", "weight_precision": "awq-int4"},
+            ]
+        },
+    )
+
     model: ModelRef
     accelerator: AcceleratorRef
     accelerator_count: PositiveInt = 1
@@ -104,6 +123,23 @@ class InferenceEstimateCreate(StrictBody):
 
 
 class TrainingEstimateCreate(StrictBody):
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={
+            "examples": [
+                {
+                    "model": "llama-3.1-8b",
+                    "accelerator": "H100",
+                    "accelerator_count": 8,
+                    "method": "lora",
+                    "tokens": 1_500_000_000,
+                },
+                {"model": "llama-2-7b", "accelerator": "A100-80GB", "accelerator_count": 64, "tokens": 1e11},
+            ]
+        },
+    )
+
     model: ModelRef
     accelerator: AcceleratorRef
     accelerator_count: PositiveInt = 8

@@ -20,15 +20,22 @@ __all__ = ["InProcessClient"]
 class InProcessClient:
     """`client.get("/v1/...")` returns an `httpx.Response`; use as a context manager."""
 
-    def __init__(self, app: FastAPI, base_url: str = "http://wheretorun.test") -> None:
+    def __init__(
+        self,
+        app: FastAPI,
+        base_url: str = "http://wheretorun.test",
+        client_address: tuple[str, int] = ("127.0.0.1", 123),
+    ) -> None:
+        """`client_address`: the (host, port) the app sees as the peer (the rate limit keys on it)."""
         self._app = app
         self._base_url = base_url
+        self._client_address = client_address
         self._stack = ExitStack()
 
     def __enter__(self) -> InProcessClient:
         self._portal = self._stack.enter_context(anyio.from_thread.start_blocking_portal())
         self._client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=self._app), base_url=self._base_url
+            transport=httpx.ASGITransport(app=self._app, client=self._client_address), base_url=self._base_url
         )
         self._stack.callback(self._portal.call, self._client.aclose)
         return self

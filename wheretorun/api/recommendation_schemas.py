@@ -3,10 +3,11 @@ the engine's workload values. Responses are in `recommendation_reads.py`."""
 
 from __future__ import annotations
 
-import datetime as dt
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from wheretorun.api.schemas import UtcDateTime
 
 __all__ = [
     "AssumptionsIn",
@@ -175,11 +176,59 @@ class AssumptionsIn(Body):
     host_vm_usd_per_accelerator_hour: float | None = None
 
 
+# Literal copies of examples/chat-assistant-70b.yaml, nightly-batch-summaries.yaml and
+# lora-finetune-8b.yaml (tests/api/test_openapi_contract.py keeps them equal).
+_RECOMMENDATION_EXAMPLES: list[dict[str, Any]] = [
+    {
+        "workload": {
+            "kind": "inference",
+            "models": ["llama-3.3-70b", "llama-3.1-70b"],
+            "requests_per_day": 200000,
+            "input_tokens": 1500,
+            "cached_input_tokens": 500,
+            "output_tokens": 300,
+            "peak_to_average": 3,
+            "growth_per_month": 0.03,
+            "ttft_ms": 1000,
+            "tpot_ms": 50,
+            "redundancy": 1,
+        },
+        "constraints": {"excluded_providers": ["vast"], "min_precision": "fp8"},
+        "assumptions": {"horizon_months": 36},
+    },
+    {
+        "workload": {
+            "kind": "batch",
+            "models": ["llama-3.1-8b", "llama-3.3-70b"],
+            "input_tokens_total": 2000000000,
+            "output_tokens_total": 200000000,
+            "deadline_hours": 24,
+        },
+        "constraints": {"allowed_options": ["hosted_api", "cloud"]},
+    },
+    {
+        "workload": {
+            "kind": "training",
+            "model": "llama-3.1-8b",
+            "method": "lora",
+            "tokens": 1500000000,
+            "deadline_hours": 48,
+            "runs_per_year": 12,
+        },
+        "assumptions": {"horizon_months": 24},
+    },
+]
+
+
 class RecommendationCreate(Body):
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, json_schema_extra={"examples": [*_RECOMMENDATION_EXAMPLES]}
+    )
+
     workload: WorkloadIn
     constraints: ConstraintsIn = ConstraintsIn()
     assumptions: AssumptionsIn = AssumptionsIn()
-    as_of: dt.datetime | None = Field(None, description="Price the plan with the catalog in force then.")
+    as_of: UtcDateTime | None = Field(None, description="Price the plan with the catalog in force then.")
     catalog_version: int | None = Field(
         None, ge=1, description="Alternative to `as_of`: that version's prices."
     )

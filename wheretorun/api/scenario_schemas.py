@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from wheretorun.api.recommendation_schemas import AssumptionsIn, ConstraintsIn, WorkloadIn
+from wheretorun.api.schemas import UtcDateTime
 
 __all__ = [
     "BreakEvenIn",
@@ -150,15 +151,91 @@ class ScenarioBody(Body):
     traffic: TrafficIn
     assumptions: FinanceAssumptionsIn = FinanceAssumptionsIn()
     plans: list[PlanIn] = Field(min_length=1, max_length=20)
-    as_of: dt.datetime | None = Field(None, description="Prices as of this moment (recommended plans).")
+    as_of: UtcDateTime | None = Field(None, description="Prices as of this moment (recommended plans).")
+
+
+# A hosted API at $0.60 per million tokens against owned servers bought as traffic grows.
+_SCENARIO_EXAMPLE: dict[str, Any] = {
+    "name": "70B serving",
+    "tags": ["llm", "finance"],
+    "traffic": {"tokens_per_month": 5e9, "growth_per_month": 0.05},
+    "assumptions": {"horizon_months": 36, "discount_rate_annual": 0.08},
+    "plans": [
+        {"kind": "custom", "name": "hosted", "usage": [{"name": "tokens", "usd_per_unit": 0.6}]},
+        {
+            "kind": "custom",
+            "name": "owned",
+            "capacity": {
+                "tokens_per_month_per_unit": 2e10,
+                "capex_usd_per_unit": 300000,
+                "burst_usd_per_million_tokens": 0.6,
+                "lead_time_months": 3,
+                "initial_units": 1,
+                "depreciation_years": 4,
+                "residual_fraction": 0.2,
+                "unit_opex": [{"name": "power", "usd_per_unit_month": 900, "category": "power"}],
+            },
+            "opex": [{"name": "staff", "usd_per_month": 4500, "category": "staff"}],
+        },
+    ],
+}
+SCENARIO_EXAMPLES: list[dict[str, Any]] = [
+    _SCENARIO_EXAMPLE,
+    {
+        "name": "chat assistant: hosted or rented",
+        "traffic": {"tokens_per_month": 2e9},
+        "plans": [
+            {
+                "kind": "recommended",
+                "option": "hosted_api",
+                "workload": {
+                    "kind": "inference",
+                    "model": "llama-3.1-8b",
+                    "requests_per_day": 20000,
+                    "input_tokens": 1000,
+                    "output_tokens": 250,
+                },
+            },
+            {
+                "kind": "recommended",
+                "option": "cloud",
+                "workload": {
+                    "kind": "inference",
+                    "model": "llama-3.1-8b",
+                    "requests_per_day": 20000,
+                    "input_tokens": 1000,
+                    "output_tokens": 250,
+                },
+            },
+        ],
+    },
+]
 
 
 class ScenarioCreate(ScenarioBody):
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, json_schema_extra={"examples": [*SCENARIO_EXAMPLES]}
+    )
+
     name: str = Field(min_length=1, max_length=200)
     tags: list[Annotated[str, Field(min_length=1, max_length=50)]] = Field([], max_length=20)
 
 
 class ScenarioUpdate(ScenarioCreate):
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={
+            "examples": [
+                {
+                    **_SCENARIO_EXAMPLE,
+                    "traffic": {"tokens_per_month": 5e9, "growth_per_month": 0.08},
+                    "note": "faster growth",
+                }
+            ]
+        },
+    )
+
     note: str | None = Field(None, max_length=500, description="What this version changes.")
 
 
@@ -230,8 +307,25 @@ class AnalysesIn(Body):
     )
 
 
+ANALYSES_EXAMPLE: dict[str, Any] = {
+    "monte_carlo": {
+        "samples": 2000,
+        "seed": 7,
+        "distributions": [{"input": "traffic", "kind": "lognormal", "low": 0.7, "high": 1.5}],
+    },
+    "break_even": {"plan_a": "hosted", "plan_b": "owned"},
+    "buy_versus_rent": ["owned", "hosted"],
+}
+
+
 class ScenarioEvaluateRequest(ScenarioBody, AnalysesIn):
     """An unsaved scenario (the same body as create) plus the analyses to run on it."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={"examples": [_SCENARIO_EXAMPLE, {**_SCENARIO_EXAMPLE, **ANALYSES_EXAMPLE}]},
+    )
 
     name: str = Field("unsaved", min_length=1, max_length=200)
     tags: list[Annotated[str, Field(min_length=1, max_length=50)]] = Field([], max_length=20)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from alembic import context
 
+from wheretorun import idempotency as _idempotency_tables  # noqa: F401  (registers their tables)
+from wheretorun import ratelimit as _ratelimit_tables  # noqa: F401
 from wheretorun.pricing.db import create_db_engine
 from wheretorun.pricing.models import Base
 from wheretorun.scenarios import models as _scenario_tables  # noqa: F401  (registers their tables)

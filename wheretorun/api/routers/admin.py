@@ -19,7 +19,7 @@ from wheretorun.api.admin_schemas import (
     OverrideRead,
 )
 from wheretorun.api.deps import AdminKey, ClockDep, FetcherDep, ReadKey, SessionDep, SettingsDep, WriteKey
-from wheretorun.api.schemas import PageRead
+from wheretorun.api.schemas import SAFE_INT_MAX, PageRead, RowId
 from wheretorun.errors import InvalidInput, PayloadTooLarge
 from wheretorun.pricing import imports, overrides
 from wheretorun.security import list_audit_entries
@@ -36,7 +36,7 @@ AUTH: dict[int | str, dict[str, Any]] = {
     403: _problem("The key's scope is too narrow"),
 }
 Limit = Annotated[int, Query(ge=1, le=500)]
-Offset = Annotated[int, Query(ge=0)]
+Offset = Annotated[int, Query(ge=0, le=SAFE_INT_MAX)]
 _STATUS = {"dry_run": 200, "unchanged": 200, "not_modified": 200, "applied": 201, "held": 202}
 
 
@@ -152,6 +152,7 @@ _IMPORT_SCHEMA: dict[str, Any] = {
     },
 )
 def start_import(
+    request: Request,
     actor: WriteKey,
     body: ImportBodyDep,
     session: SessionDep,
@@ -175,6 +176,7 @@ def start_import(
     else:
         run = imports.import_content(session, spec, body.content or b"", fields.filename, actor, **options)
     response.status_code = _STATUS[run.status]
+    request.app.state.metrics.imports.labels(status=run.status).inc()
     return ImportRead.of(run)
 
 
@@ -197,7 +199,7 @@ def list_imports(
     response_model=ImportRead,
     responses={**AUTH, 404: _problem("No such import")},
 )
-def get_import(_actor: ReadKey, session: SessionDep, import_id: int) -> ImportRead:
+def get_import(_actor: ReadKey, session: SessionDep, import_id: RowId) -> ImportRead:
     """One import with its diff, hold reasons, and who ran it."""
     return ImportRead.of(imports.get_import_run(session, import_id))
 
@@ -241,7 +243,7 @@ def create_override(
     response_model=OverrideRead,
     responses={**AUTH, 404: _problem("No such override"), 409: _problem("Already ended")},
 )
-def end_override(actor: WriteKey, session: SessionDep, clock: ClockDep, override_id: int) -> OverrideRead:
+def end_override(actor: WriteKey, session: SessionDep, clock: ClockDep, override_id: RowId) -> OverrideRead:
     """Stop an override now. It stays on record (and in force for reads `as_of` before now)."""
     return OverrideRead.of(overrides.end_override(session, override_id, actor, clock()))
 

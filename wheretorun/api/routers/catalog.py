@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, Query
 from wheretorun.api.deps import ClockDep, SessionDep, catalog_reads
 from wheretorun.api.presenters import accelerator_reads, api_price_read, cloud_offer_read, model_reads
 from wheretorun.api.schemas import (
+    SAFE_INT_MAX,
     AcceleratorRead,
     ApiPriceRead,
     CatalogRead,
@@ -21,6 +22,8 @@ from wheretorun.api.schemas import (
     ModelRead,
     PageRead,
     PricedPageRead,
+    RowId,
+    UtcDateTime,
 )
 from wheretorun.errors import InvalidInput
 from wheretorun.pricing import repositories as repo
@@ -39,14 +42,19 @@ INVALID: dict[int | str, dict[str, Any]] = {
 }
 
 Limit = Annotated[int, Query(ge=1, le=500, description="Page size (at most 500).")]
-Offset = Annotated[int, Query(ge=0, description="Rows to skip.")]
+Offset = Annotated[int, Query(ge=0, le=SAFE_INT_MAX, description="Rows to skip.")]
 AsOf = Annotated[
-    dt.datetime | None,
+    UtcDateTime | None,
     Query(description="ISO 8601 date-time: the prices in force at that moment. Default: now."),
 ]
+MAX_FILTER_AMOUNT = 10**9
+"""The largest price or count filter: far above any catalog value, and within what both databases
+compare exactly (SQLite stores money as scaled 64-bit integers)."""
 CatalogVersionQuery = Annotated[
     int | None,
-    Query(ge=1, description="Read the catalog as this version left it (instead of `as_of`)."),
+    Query(
+        ge=1, le=SAFE_INT_MAX, description="Read the catalog as this version left it (instead of `as_of`)."
+    ),
 ]
 
 
@@ -143,13 +151,17 @@ def list_cloud_offers(
     region: str | None = None,
     accelerator: Annotated[str | None, Query(description="Accelerator id or any alias.")] = None,
     min_memory_gb: Annotated[float | None, Query(ge=0, description="Per accelerator.")] = None,
-    min_accelerator_count: Annotated[Decimal | None, Query(ge=0)] = None,
+    min_accelerator_count: Annotated[Decimal | None, Query(ge=0, le=MAX_FILTER_AMOUNT)] = None,
     pricing_mode: Annotated[
         Literal["on_demand", "spot"] | None, Query(description="Only offers priced in this mode.")
     ] = None,
     max_usd_per_hour: Annotated[
         Decimal | None,
-        Query(ge=0, description="Instance price cap, in `pricing_mode` (on-demand by default)."),
+        Query(
+            ge=0,
+            le=MAX_FILTER_AMOUNT,
+            description="Instance price cap, in `pricing_mode` (on-demand by default).",
+        ),
     ] = None,
     include_suspect: Annotated[
         bool, Query(description="Also list offers whose price looks implausible.")
@@ -195,7 +207,7 @@ def list_cloud_offers(
     response_model=CloudOfferRead,
     responses=NOT_FOUND,
 )
-def get_cloud_offer(session: SessionDep, clock: ClockDep, offer_id: int) -> CloudOfferRead:
+def get_cloud_offer(session: SessionDep, clock: ClockDep, offer_id: RowId) -> CloudOfferRead:
     offer = repo.get_cloud_offer(session, offer_id)
     return cloud_offer_read(offer, overrides_in_force(session, clock()).for_cloud_offer(offer))
 
@@ -215,8 +227,8 @@ def list_api_prices(
         Query(description="A catalog model id (the open model served) or part of a hosted model id."),
     ] = None,
     mode: str | None = None,
-    max_input_usd_per_million_tokens: Annotated[Decimal | None, Query(ge=0)] = None,
-    max_output_usd_per_million_tokens: Annotated[Decimal | None, Query(ge=0)] = None,
+    max_input_usd_per_million_tokens: Annotated[Decimal | None, Query(ge=0, le=MAX_FILTER_AMOUNT)] = None,
+    max_output_usd_per_million_tokens: Annotated[Decimal | None, Query(ge=0, le=MAX_FILTER_AMOUNT)] = None,
     include_suspect: Annotated[
         bool, Query(description="Also list prices that are 0 or missing in the source.")
     ] = False,
@@ -253,7 +265,7 @@ def list_api_prices(
 @router.get(
     "/api-prices/{price_id}", operation_id="get_api_price", response_model=ApiPriceRead, responses=NOT_FOUND
 )
-def get_api_price(session: SessionDep, clock: ClockDep, price_id: int) -> ApiPriceRead:
+def get_api_price(session: SessionDep, clock: ClockDep, price_id: RowId) -> ApiPriceRead:
     price = repo.get_api_price(session, price_id)
     return api_price_read(price, overrides_in_force(session, clock()).for_api_price(price))
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 from sqlalchemy import text
 
 from wheretorun.api.schemas import HealthRead
 from wheretorun.errors import Unavailable
+from wheretorun.observability import Metrics
 
 router = APIRouter(tags=["health"])
 
@@ -34,3 +35,11 @@ def readyz(request: Request) -> HealthRead:
     except Exception as exc:  # any driver error means "not ready"
         raise Unavailable(f"database not reachable: {type(exc).__name__}") from exc
     return HealthRead(status="ok", database=engine.dialect.name)
+
+
+@router.get("/metrics", include_in_schema=False)
+def metrics(request: Request) -> Response:
+    """Prometheus metrics of this process (text exposition format)."""
+    app_metrics: Metrics = request.app.state.metrics
+    body, content_type = app_metrics.exposition()
+    return Response(body, media_type=content_type)

@@ -30,7 +30,9 @@ def create_recommendation(
     workload; answer the ranked options, the rejected candidates grouped by rule, the break-even
     between the top options, the assumptions used and the catalog version."""
     snapshots: SnapshotCache = request.app.state.snapshots
-    return RecommendationRead.model_validate(recommendations.recommend_for(session, body, snapshots))
+    result = RecommendationRead.model_validate(recommendations.recommend_for(session, body, snapshots))
+    request.app.state.metrics.candidates_evaluated.observe(result.candidates_evaluated)
+    return result
 
 
 @router.get(

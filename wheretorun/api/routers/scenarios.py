@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from wheretorun.api.deps import SessionDep
 from wheretorun.api.scenario_schemas import (
+    ANALYSES_EXAMPLE,
+    SCENARIO_EXAMPLES,
     AnalysesIn,
     ScenarioBody,
     ScenarioCreate,
@@ -22,7 +24,7 @@ from wheretorun.api.scenario_schemas import (
     ScenarioUpdate,
     ScenarioVersionRead,
 )
-from wheretorun.api.schemas import PageRead
+from wheretorun.api.schemas import SAFE_INT_MAX, SAFE_INT_MIN, PageRead, RowId
 from wheretorun.errors import InvalidInput
 from wheretorun.pricing.repositories import PageRequest
 from wheretorun.pricing.snapshot import SnapshotCache, catalog_version_in_force
@@ -51,13 +53,34 @@ FILES: dict[int | str, dict[str, Any]] = {
 
 
 class AnalysisRequest(AnalysesIn):
-    version: int | None = Field(None, ge=1, description="Evaluate this version (default: the current one).")
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={"examples": [{"version": 1}, {"version": 2, **ANALYSES_EXAMPLE}]},
+    )
+
+    version: int | None = Field(
+        None, ge=1, le=SAFE_INT_MAX, description="Evaluate this version (default: the current one)."
+    )
 
 
 class CompareRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"scenario_ids": [1, 2]},
+                {
+                    "scenario_ids": [1],
+                    "scenarios": [{**SCENARIO_EXAMPLES[0], "name": "70B, 10% cheaper API"}],
+                },
+            ]
+        },
+    )
 
-    scenario_ids: list[int] = Field([], description="Saved scenarios to compare (current versions).")
+    scenario_ids: list[Annotated[int, Field(ge=SAFE_INT_MIN, le=SAFE_INT_MAX)]] = Field(
+        [], description="Saved scenarios to compare (current versions)."
+    )
     scenarios: list[ScenarioEvaluateRequest] = Field([], description="Unsaved scenarios to compare.")
 
 
@@ -135,7 +158,7 @@ def list_scenarios(
     tag: str | None = None,
     q: Annotated[str | None, Query(max_length=100, description="Part of the name.")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=SAFE_INT_MAX)] = 0,
 ) -> PageRead[ScenarioRead]:
     page = service.list_scenarios(session, tag, q, PageRequest(limit, offset))
     return PageRead(items=[_read(s) for s in page.items], total=page.total, limit=limit, offset=offset)
@@ -187,7 +210,7 @@ def compare(session: SessionDep, request: Request, body: CompareRequest) -> dict
 
 
 @router.get("/{scenario_id}", operation_id="get_scenario", response_model=ScenarioRead, responses=ERRORS)
-def get_scenario(session: SessionDep, scenario_id: int, response: Response) -> ScenarioRead:
+def get_scenario(session: SessionDep, scenario_id: RowId, response: Response) -> ScenarioRead:
     scenario = service.get_scenario(session, scenario_id)
     response.headers["ETag"] = _etag(scenario.current_version)
     return _read(scenario)
@@ -198,7 +221,7 @@ def get_scenario(session: SessionDep, scenario_id: int, response: Response) -> S
 )
 def update_scenario(
     session: SessionDep,
-    scenario_id: int,
+    scenario_id: RowId,
     body: ScenarioUpdate,
     response: Response,
     if_match: Annotated[str | None, Header()] = None,
@@ -211,7 +234,7 @@ def update_scenario(
 
 @router.delete("/{scenario_id}", operation_id="delete_scenario", status_code=204, responses=VERSIONED)
 def delete_scenario(
-    session: SessionDep, scenario_id: int, if_match: Annotated[str | None, Header()] = None
+    session: SessionDep, scenario_id: RowId, if_match: Annotated[str | None, Header()] = None
 ) -> Response:
     service.delete_scenario(session, scenario_id, _expected_version(if_match))
     return Response(status_code=204)
@@ -223,7 +246,7 @@ def delete_scenario(
     response_model=list[ScenarioVersionRead],
     responses=ERRORS,
 )
-def list_versions(session: SessionDep, scenario_id: int) -> list[ScenarioVersionRead]:
+def list_versions(session: SessionDep, scenario_id: RowId) -> list[ScenarioVersionRead]:
     scenario = service.get_scenario(session, scenario_id)
     return [ScenarioVersionRead.model_validate(v, from_attributes=True) for v in scenario.versions]
 
@@ -234,7 +257,7 @@ def list_versions(session: SessionDep, scenario_id: int) -> list[ScenarioVersion
     response_model=ScenarioVersionRead,
     responses=ERRORS,
 )
-def get_version(session: SessionDep, scenario_id: int, version: int) -> ScenarioVersionRead:
+def get_version(session: SessionDep, scenario_id: RowId, version: RowId) -> ScenarioVersionRead:
     return ScenarioVersionRead.model_validate(
         service.get_version(session, scenario_id, version), from_attributes=True
     )
@@ -244,7 +267,7 @@ def get_version(session: SessionDep, scenario_id: int, version: int) -> Scenario
 def evaluate_saved(
     session: SessionDep,
     request: Request,
-    scenario_id: int,
+    scenario_id: RowId,
     body: AnalysisRequest | None = None,
     format_query: FormatQuery = None,
     accept: Annotated[str | None, Header()] = None,
@@ -269,7 +292,7 @@ def evaluate_saved(
 def chart_saved(
     session: SessionDep,
     request: Request,
-    scenario_id: int,
+    scenario_id: RowId,
     chart: Literal["cost_stack", "break_even", "tornado", "monte_carlo"],
     body: AnalysisRequest | None = None,
     format_query: ChartFormatQuery = None,

@@ -1,0 +1,205 @@
+"""Load test on loopback: `POST /v1/recommendations` under uvicorn workers, then a bare FastAPI
+endpoint on the same uvicorn settings, so the ratio shows what the engine itself costs.
+
+    .venv/bin/python bench/load_test.py [--seconds 60] [--concurrency 32] [--workers 2]
+
+Not run in CI. Seeds an SQLite catalog in a temporary directory (or uses `DATABASE_URL`), starts
+`uvicorn --factory wheretorun.api.app:create_app --workers N` on 127.0.0.1 on a free port (what
+`wheretorun serve` runs), waits for `/readyz`, and posts `examples/tiny-prototype.yaml` as JSON from
+`--concurrency` httpx clients for `--seconds` (or until `--max-requests`, whichever comes first).
+Then the same against `bare_app` below (same path, same body, parsed, a constant answer). Prints
+requests/s, p50/p99 latency and errors (any non-200 or transport error) for both, and stops both
+servers. The load generator is one Python process: its own ceiling shows in the bare figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+from fastapi import FastAPI
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKLOAD = ROOT / "examples" / "tiny-prototype.yaml"
+PATH = "/v1/recommendations"
+
+bare_app = FastAPI()
+
+
+@bare_app.get("/readyz")
+def bare_ready() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@bare_app.post(PATH)
+def bare_recommendation(body: dict[str, Any]) -> dict[str, Any]:
+    """What every request costs without the engine: routing, JSON in and out, the thread pool."""
+    return {"options": [], "workload_kind": body.get("workload", {}).get("kind")}
+
+
+@dataclass
+class Result:
+    seconds: float = 0.0
+    latencies_ms: list[float] = field(default_factory=list)
+    errors: int = 0
+    first_error: str = ""
+
+    @property
+    def requests(self) -> int:
+        return len(self.latencies_ms) + self.errors
+
+    @property
+    def rate(self) -> float:
+        return self.requests / self.seconds
+
+    def percentile(self, share: float) -> float:
+        ordered = sorted(self.latencies_ms)
+        return ordered[min(int(share * len(ordered)), len(ordered) - 1)] if ordered else float("nan")
+
+    def line(self, name: str) -> str:
+        return (
+            f"{name:<16} {self.requests:>7} requests in {self.seconds:5.1f} s = "
+            f"{self.rate:8.1f} req/s   p50 {self.percentile(0.50):7.1f} ms   "
+            f"p99 {self.percentile(0.99):7.1f} ms   errors {self.errors}"
+            + (f" (first: {self.first_error})" if self.first_error else "")
+        )
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def uvicorn_server(
+    app: str, workers: int, env: dict[str, str], log: Path, factory: bool = False
+) -> Iterator[str]:
+    """Start uvicorn on 127.0.0.1:<free port>; yield its base URL once /readyz answers; kill it."""
+    port = _free_port()
+    command = [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port)]
+    command += ["--workers", str(workers), "--app-dir", str(ROOT)] + (["--factory"] if factory else [])
+    with log.open("w") as output:
+        server = subprocess.Popen(
+            command, env=env, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if server.poll() is not None:
+                raise RuntimeError(f"uvicorn exited with {server.returncode}; see {log}")
+            try:
+                if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"uvicorn not ready after 120 s; see {log}")
+            time.sleep(0.2)
+        yield base
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)  # the supervisor and its workers
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait(timeout=20)
+
+
+async def drive(
+    base: str, body: dict[str, Any], seconds: float, concurrency: int, max_requests: int
+) -> Result:
+    """`concurrency` clients posting `body` in a loop until `seconds` pass or `max_requests` are sent."""
+    result = Result()
+    issued = 0
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as client:
+        for _ in range(2):  # warm-up, not counted: every worker builds its catalog snapshot first
+            await asyncio.gather(*(client.post(PATH, json=body) for _ in range(concurrency)))
+        started = time.perf_counter()
+        deadline = started + seconds
+
+        async def one_client() -> None:
+            nonlocal issued
+            while time.perf_counter() < deadline and issued < max_requests:
+                issued += 1
+                sent = time.perf_counter()
+                try:
+                    response = await client.post(PATH, json=body)
+                    ok, reason = response.status_code == 200, f"HTTP {response.status_code}"
+                except httpx.HTTPError as error:
+                    ok, reason = False, type(error).__name__
+                if ok:
+                    result.latencies_ms.append((time.perf_counter() - sent) * 1000)
+                else:
+                    result.errors += 1
+                    result.first_error = result.first_error or reason
+
+        await asyncio.gather(*(one_client() for _ in range(concurrency)))
+        result.seconds = time.perf_counter() - started
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--seconds", type=float, default=60.0, help="Duration of each run.")
+    parser.add_argument("--concurrency", type=int, default=32, help="Requests in flight.")
+    parser.add_argument("--workers", type=int, default=2, help="uvicorn worker processes.")
+    parser.add_argument("--max-requests", type=int, default=1_000_000, help="Stop a run after this many.")
+    args = parser.parse_args()
+    body = yaml.safe_load(WORKLOAD.read_text(encoding="utf-8"))
+
+    with tempfile.TemporaryDirectory() as workdir:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        if not env.get("DATABASE_URL"):
+            env["DATABASE_URL"] = f"sqlite:///{Path(workdir) / 'catalog.db'}"
+        from wheretorun.pricing.bootstrap import prepare_database
+        from wheretorun.pricing.db import create_db_engine
+
+        database = create_db_engine(env["DATABASE_URL"].replace("postgresql://", "postgresql+psycopg://", 1))
+        prepare_database(database)  # before the workers start, so they do not race to seed
+        database.dispose()
+        print(
+            f"{args.workers} uvicorn workers, concurrency {args.concurrency}, {args.seconds:g} s per run, "
+            f"{WORKLOAD.name}, database {env['DATABASE_URL'].split('@')[-1]}"
+        )
+        runs = [
+            ("recommendation", "wheretorun.api.app:create_app", True),
+            ("bare FastAPI", "bench.load_test:bare_app", False),
+        ]
+        results = {}
+        for name, app, factory in runs:
+            log = Path(workdir) / f"{name.split()[0]}.log"
+            with uvicorn_server(app, args.workers, env, log, factory=factory) as base:
+                results[name] = asyncio.run(
+                    drive(base, body, args.seconds, args.concurrency, args.max_requests)
+                )
+            print(results[name].line(name), flush=True)
+    engine, bare = results["recommendation"], results["bare FastAPI"]
+    print(
+        f"the engine's overhead: {bare.rate / engine.rate:.1f}x fewer requests/s than bare, "
+        f"{engine.percentile(0.5) / bare.percentile(0.5):.1f}x the p50 latency"
+    )
+
+
+if __name__ == "__main__":
+    main()

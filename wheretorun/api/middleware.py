@@ -1,0 +1,419 @@
+"""Pure ASGI middlewares, outermost first (`install_middleware` adds them in this order):
+
+1. `RequestContextMiddleware`: the request id (`X-Request-ID` from the client when it is sane, else
+   a uuid4 hex), echoed in the response header and kept in `scope["state"]["request_id"]` (problem
+   bodies carry it); one access log line and the request metrics per request, by route template.
+2. `RateLimitMiddleware`: a budget per API key, or per client address without a valid key
+   (`wheretorun.ratelimit`); 429 problem+json with `Retry-After`. `/healthz`, `/readyz` and
+   `/metrics` are exempt.
+3. `BodySizeLimitMiddleware`: 413 problem+json above `max_request_bytes`, by `Content-Length` or
+   by counting a streamed body. Price imports are left to their route, which checks the API key
+   first and then `max_upload_bytes`.
+4. `IdempotencyMiddleware`: `Idempotency-Key` on the POST routes that create things
+   (`wheretorun.idempotency`): the first successful response is stored and replayed with
+   `Idempotent-Replayed: true`.
+
+Storage lives outside `api/`; errors are domain errors rendered by `api.errors` only. Blocking
+storage calls run in a worker thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.requests import Request
+from starlette.routing import compile_path
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from wheretorun.api.errors import domain_error_response, problem_response
+from wheretorun.errors import InvalidInput, PayloadTooLarge, RateLimited, Unavailable, WheretorunError
+from wheretorun.idempotency import IdempotencyStore, RequestKey, StoredResponse, fingerprint
+from wheretorun.observability import ACCESS_LOGGER, Metrics
+from wheretorun.ratelimit import RateLimiter
+from wheretorun.security import key_id_for_token
+
+__all__ = [
+    "EXEMPT_FROM_RATE_LIMIT",
+    "BodySizeLimitMiddleware",
+    "IdempotencyMiddleware",
+    "IdempotentRoute",
+    "RateLimitMiddleware",
+    "RequestContextMiddleware",
+    "client_identity",
+]
+
+EXEMPT_FROM_RATE_LIMIT = frozenset({"/healthz", "/readyz", "/metrics"})
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+_IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")  # printable ASCII, no spaces
+_access_log = logging.getLogger(ACCESS_LOGGER)
+_log = logging.getLogger(__name__)
+
+
+def _state(scope: Scope) -> dict[str, Any]:
+    state: dict[str, Any] = scope.setdefault("state", {})
+    return state
+
+
+async def _send_error(scope: Scope, receive: Receive, send: Send, error: WheretorunError) -> None:
+    await domain_error_response(Request(scope), error)(scope, receive, send)
+
+
+# --- 1. request id, access log, metrics -----------------------------------------------------------
+
+
+class RequestContextMiddleware:
+    """`templates()`: the app's path templates (`/v1/scenarios/{scenario_id}`), to name the route of
+    a request answered before routing (a replay, a 429, a 413) without a series per id."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics, templates: Callable[[], Iterable[str]]) -> None:
+        self.app = app
+        self.metrics = metrics
+        self.templates = templates
+        self._compiled: list[tuple[re.Pattern[str], str]] | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = Headers(scope=scope).get("x-request-id", "")
+        request_id = given if _REQUEST_ID.match(given) else uuid.uuid4().hex
+        _state(scope)["request_id"] = request_id
+        status = 500
+        started = False
+        begin = time.perf_counter()
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status, started
+            if message["type"] == "http.response.start":
+                started = True
+                status = message["status"]
+                MutableHeaders(scope=message)["X-Request-ID"] = request_id
+            await send(message)
+
+        failure: BaseException | None = None
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception as exc:
+            failure = exc
+            if not started:  # answer with a problem that names the request, then let the server log it
+                response = problem_response(
+                    Request(scope), 500, "Internal server error", "an unexpected error; see the logs"
+                )
+                await response(scope, receive, send_with_id)
+            raise
+        finally:
+            self._record(scope, status, time.perf_counter() - begin, failure)
+
+    def _template(self, scope: Scope) -> str:
+        route = scope.get("route")
+        template = getattr(route, "path", None)
+        if template:
+            return str(template)
+        if self._compiled is None:
+            self._compiled = [(compile_path(path)[0], path) for path in self.templates()]
+        return next((path for regex, path in self._compiled if regex.match(scope["path"])), "<unmatched>")
+
+    def _record(self, scope: Scope, status: int, seconds: float, failure: BaseException | None) -> None:
+        template = self._template(scope)
+        method = scope["method"]
+        labels = {"method": method, "route": template, "status": str(status)}
+        self.metrics.requests.labels(**labels).inc()
+        self.metrics.latency.labels(**labels).observe(seconds)
+        state = _state(scope)
+        _access_log.log(
+            logging.ERROR if status >= 500 else logging.INFO,
+            "request",
+            exc_info=failure,
+            extra={
+                "fields": {
+                    "method": method,
+                    "path": template,
+                    "status": status,
+                    "duration_ms": round(seconds * 1000, 3),
+                    "request_id": state.get("request_id"),
+                    "api_key_id": state.get("api_key_id"),
+                }
+            },
+        )
+
+
+# --- who is asking ---------------------------------------------------------------------------------
+
+
+async def client_identity(scope: Scope, sessions: Callable[[], Session]) -> str:
+    """`key:<id>` for a live API key in `Authorization: Bearer`, else `ip:<client address>`.
+
+    Resolved once per request (cached in the scope state); sets `api_key_id` for the access log.
+    """
+    state = _state(scope)
+    if "client_identity" in state:
+        identity: str = state["client_identity"]
+        return identity
+    authorization = Headers(scope=scope).get("authorization", "")
+    scheme, _, token = authorization.partition(" ")
+    key_id: int | None = None
+    if scheme.lower() == "bearer" and token.strip():
+
+        def lookup() -> int | None:
+            try:
+                with sessions() as session:
+                    return key_id_for_token(session, token.strip())
+            except OperationalError:  # the route will answer 503; count the request by address
+                return None
+
+        key_id = await anyio.to_thread.run_sync(lookup)
+    if key_id is not None:
+        state["api_key_id"] = key_id
+        identity = f"key:{key_id}"
+    else:
+        client = scope.get("client")
+        identity = f"ip:{client[0] if client else 'unknown'}"
+    state["client_identity"] = identity
+    return identity
+
+
+# --- 2. rate limit ---------------------------------------------------------------------------------
+
+
+class RateLimitMiddleware:
+    def __init__(
+        self, app: ASGIApp, limiter: RateLimiter, sessions: Callable[[], Session], metrics: Metrics
+    ) -> None:
+        self.app = app
+        self.limiter = limiter
+        self.sessions = sessions
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in EXEMPT_FROM_RATE_LIMIT:
+            await self.app(scope, receive, send)
+            return
+        identity = await client_identity(scope, self.sessions)
+        try:
+            await anyio.to_thread.run_sync(self.limiter.check, identity)
+        except RateLimited as error:
+            self.metrics.rate_limited.inc()
+            await _send_error(scope, receive, send, error)
+            return
+        except Unavailable as error:  # fail open: the limit protects the service, it is not correctness
+            _log.warning("rate limit not applied: %s", error.detail)
+        await self.app(scope, receive, send)
+
+
+# --- 3. body size ----------------------------------------------------------------------------------
+
+
+class BodySizeLimitMiddleware:
+    """`limit` bytes for every request body, or `limits_by_path[path]` for the paths it names
+    (None: the route enforces its own limit, after it has checked the API key)."""
+
+    def __init__(self, app: ASGIApp, limit: int, limits_by_path: dict[str, int | None] | None = None) -> None:
+        self.app = app
+        self.limit = limit
+        self.limits_by_path = limits_by_path or {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.limits_by_path.get(scope["path"], self.limit)
+        if limit is None:
+            await self.app(scope, receive, send)
+            return
+        error = PayloadTooLarge("the request body", limit)
+        declared = Headers(scope=scope).get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            await _send_error(scope, receive, send, error)
+            return
+        received = 0
+        exceeded = False
+        app_started = False
+
+        async def counting_receive() -> Message:
+            nonlocal received, exceeded
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    exceeded = True
+                    raise error
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal app_started
+            # Once the body was too large, whatever the app makes of the interrupted read is dropped.
+            if exceeded:
+                return
+            app_started = app_started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counting_receive, guarded_send)
+        except Exception:  # PayloadTooLarge itself, or whatever the app turned it into
+            if not exceeded or app_started:
+                raise
+        if exceeded and not app_started:
+            await _send_error(scope, receive, send, error)
+
+
+# --- 4. idempotency --------------------------------------------------------------------------------
+
+
+def succeeded(status: int, _body: bytes) -> bool:
+    return 200 <= status < 300
+
+
+@dataclass(frozen=True)
+class IdempotentRoute:
+    """A route that honours `Idempotency-Key`; `remember(status, body)` says which responses to keep."""
+
+    method: str
+    path: str
+    remember: Callable[[int, bytes], bool] = field(default=succeeded)
+
+
+class IdempotencyMiddleware:
+    def __init__(
+        self,
+        app: ASGIApp,
+        store: IdempotencyStore,
+        routes: Iterable[IdempotentRoute],
+        sessions: Callable[[], Session],
+        metrics: Metrics,
+        max_body_bytes: int,
+    ) -> None:
+        """`max_body_bytes`: the most it buffers to fingerprint a body (413 above)."""
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+        self.store = store
+        self.routes = {(route.method, route.path): route for route in routes}
+        self.sessions = sessions
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        route = self.routes.get((scope.get("method", ""), scope.get("path", "")))
+        header = Headers(scope=scope).get("idempotency-key") if scope["type"] == "http" else None
+        if route is None or header is None:
+            await self.app(scope, receive, send)
+            return
+        if not _IDEMPOTENCY_KEY.match(header):
+            reason = "1 to 255 printable ASCII characters without spaces (a UUID is a good choice)"
+            await _send_error(scope, receive, send, InvalidInput("header.idempotency-key", reason))
+            return
+        try:
+            body, arrived = await _read_body(receive, self.max_body_bytes)
+        except PayloadTooLarge as error:
+            await _send_error(scope, receive, send, error)
+            return
+        if not arrived:  # the client went away
+            return
+        identity = await client_identity(scope, self.sessions)
+        owner = identity if identity.startswith("key:") else "anonymous"
+        key = RequestKey(owner, scope["method"], scope["path"], header)
+        request_sha256 = fingerprint(scope.get("query_string", b""), body)
+        try:
+            stored = await anyio.to_thread.run_sync(self.store.claim, key, request_sha256)
+        except WheretorunError as error:
+            await _send_error(scope, receive, send, error)
+            return
+        if stored is not None:
+            self.metrics.idempotent_replays.inc()
+            await _replay(stored, send)
+            return
+        await self._run_and_store(scope, receive, send, route, key, request_sha256, body)
+
+    async def _run_and_store(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        route: IdempotentRoute,
+        key: RequestKey,
+        request_sha256: str,
+        body: bytes,
+    ) -> None:
+        body_sent = False
+
+        async def replay_receive() -> Message:
+            nonlocal body_sent
+            if not body_sent:
+                body_sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        start: Message | None = None
+        chunks: list[bytes] = []
+
+        async def capture(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                start = message
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+
+        try:
+            await self.app(scope, replay_receive, capture)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await anyio.to_thread.run_sync(self.store.release, key, request_sha256)
+                except Unavailable as error:
+                    _log.warning("idempotency record not released: %s", error.detail)
+            raise
+        assert start is not None, "the app finished without a response"
+        response = StoredResponse(
+            status=start["status"],
+            headers=[(name.decode("latin-1"), value.decode("latin-1")) for name, value in start["headers"]],
+            body=b"".join(chunks),
+        )
+        # Keep (or forget) the outcome before the client sees it, so its retry finds a settled record.
+        # If the store has gone away meanwhile, the response is still the truth: send it (a retry
+        # then gets 409 until the pending record's lease ends).
+        with anyio.CancelScope(shield=True):
+            try:
+                if route.remember(response.status, response.body):
+                    await anyio.to_thread.run_sync(self.store.complete, key, request_sha256, response)
+                else:
+                    await anyio.to_thread.run_sync(self.store.release, key, request_sha256)
+            except Unavailable as error:
+                _log.warning("idempotency record not settled: %s", error.detail)
+        await _send_stored(response, send, replayed=False)
+
+
+async def _read_body(receive: Receive, limit: int) -> tuple[bytes, bool]:
+    """The whole request body, and whether it arrived (False: the client disconnected)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b"", False
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge("the request body", limit)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks), True
+
+
+async def _replay(stored: StoredResponse, send: Send) -> None:
+    await _send_stored(stored, send, replayed=True)
+
+
+async def _send_stored(response: StoredResponse, send: Send, replayed: bool) -> None:
+    headers = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in response.headers]
+    if replayed:
+        headers.append((b"idempotent-replayed", b"true"))
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    await send({"type": "http.response.body", "body": response.body, "more_body": False})
