@@ -10,6 +10,7 @@ the `Problem` schema.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -45,6 +46,7 @@ __all__ = [
     "problem_response",
 ]
 
+_log = logging.getLogger("wheretorun.errors")
 PROBLEM_JSON = "application/problem+json"
 
 
@@ -165,6 +167,9 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _database_down(request: Request, exc: Exception) -> JSONResponse:
+    # The client learns only that the database is unavailable; the log keeps the driver's reason
+    # (server gone, connection refused, or a schema that is not migrated).
+    _log.warning("database error on %s %s: %s", request.method, request.url.path, exc)
     return problem_response(request, 503, "Service unavailable", "the catalog database cannot be reached")
 
 
