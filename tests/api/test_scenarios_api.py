@@ -104,11 +104,9 @@ def test_evaluation_contract(client: InProcessClient) -> None:
         assert sum(Decimal(m["total_usd"]) for m in months) == pytest.approx(
             Decimal(plan["total_usd"]), abs=Decimal("0.5")
         )
-        assert (
-            Decimal(plan["npv_usd"]) <= Decimal(plan["total_usd"]) + Decimal("0.01")
-            or plan["name"] == "owned"
-        )
     hosted = result["plans"][0]
+    # costs paid later are worth less today: a stream of positive costs has NPV below its total
+    assert Decimal(hosted["npv_usd"]) < Decimal(hosted["total_usd"])
     # hosted = $0.60 per million tokens on 5e9 tokens growing 5% a month
     expected = sum(0.6 * 5e3 * 1.05**m for m in range(36))
     assert float(hosted["total_usd"]) == pytest.approx(expected, rel=1e-6)
@@ -147,9 +145,10 @@ def test_break_even_buy_versus_rent_and_sensitivity(client: InProcessClient) -> 
     result = client.post("/v1/scenarios/evaluate", json={**BODY, **analyses}).json()
     crossing = result["break_even"]
     assert crossing["curve"], "curve points for charting"
-    if not crossing["never"]:
-        point = crossing["crossings"][0]
-        assert point["cheaper_below"] != point["cheaper_above"]
+    # hosted costs grow with volume, the owned server is mostly fixed: they cross
+    assert not crossing["never"]
+    point = crossing["crossings"][0]
+    assert (point["cheaper_below"], point["cheaper_above"]) == ("hosted", "owned")
     assert result["buy_versus_rent"]["buy"] == "owned"
     bars = result["sensitivity"]["plans"][0]["bars"]
     swings = [Decimal(bar["swing_usd"]) for bar in bars]

@@ -29,6 +29,7 @@ from wheretorun.pricing.models import (
 from wheretorun.pricing.sources import normalise_alias
 
 __all__ = [
+    "in_force",
     "AcceleratorFilters",
     "ApiPriceFilters",
     "CloudOfferFilters",
@@ -73,10 +74,11 @@ class Page(Generic[T]):
     offset: int
 
 
-def _in_force(
+def in_force(
     table: type[CloudOffer] | type[ApiPrice] | type[HardwarePrice] | type[EnergyPrice],
     as_of: dt.datetime | None,
 ) -> Any:
+    """The condition for a price row in force at `as_of` (the current rows when None)."""
     if as_of is None:
         return table.effective_to.is_(None)
     return and_(
@@ -172,7 +174,7 @@ def current_hardware_prices(
 ) -> dict[str, HardwarePrice]:
     """The purchase price in force for each accelerator that has one."""
     query = select(HardwarePrice).where(
-        HardwarePrice.accelerator_id.in_(accelerator_ids), _in_force(HardwarePrice, as_of)
+        HardwarePrice.accelerator_id.in_(accelerator_ids), in_force(HardwarePrice, as_of)
     )
     return {price.accelerator_id: price for price in session.scalars(query)}
 
@@ -224,7 +226,7 @@ def hosted_model_ids(
     """For each catalog model, the hosted-API model ids that serve it."""
     query = (
         select(ApiPrice.catalog_model_id, ApiPrice.model_id)
-        .where(ApiPrice.catalog_model_id.in_(model_ids), _in_force(ApiPrice, as_of))
+        .where(ApiPrice.catalog_model_id.in_(model_ids), in_force(ApiPrice, as_of))
         .order_by(ApiPrice.model_id)
     )
     served: dict[str, list[str]] = {model_id: [] for model_id in model_ids}
@@ -279,7 +281,7 @@ def _price_column(mode: PricingMode | None) -> Any:
 
 
 def list_cloud_offers(session: Session, filters: CloudOfferFilters, page: PageRequest) -> Page[CloudOffer]:
-    query = select(CloudOffer).where(_in_force(CloudOffer, filters.as_of))
+    query = select(CloudOffer).where(in_force(CloudOffer, filters.as_of))
     conditions: list[ColumnElement[bool]] = []
     if filters.provider:
         conditions.append(CloudOffer.provider == filters.provider.lower())
@@ -343,7 +345,7 @@ API_PRICE_SORTS = {
 
 
 def list_api_prices(session: Session, filters: ApiPriceFilters, page: PageRequest) -> Page[ApiPrice]:
-    query = select(ApiPrice).where(_in_force(ApiPrice, filters.as_of))
+    query = select(ApiPrice).where(in_force(ApiPrice, filters.as_of))
     conditions: list[ColumnElement[bool]] = []
     if filters.provider:
         conditions.append(ApiPrice.provider == filters.provider)
@@ -444,15 +446,19 @@ class ReadPoint:
 
 
 def read_point(
-    session: Session, as_of: dt.datetime | None = None, catalog_version: int | None = None
+    session: Session,
+    as_of: dt.datetime | None = None,
+    catalog_version: int | None = None,
+    field: str = "query.catalog_version",
 ) -> ReadPoint:
-    """Resolve a read's `as_of` or `catalog_version` (at most one of them) to a `ReadPoint`."""
+    """Resolve a read's `as_of` or `catalog_version` (at most one of them) to a `ReadPoint`;
+    `field` is where a request gave the catalog version, for the error."""
     if as_of is not None and catalog_version is not None:
-        raise InvalidInput("query.catalog_version", "give as_of or catalog_version, not both")
+        raise InvalidInput(field, "give as_of or catalog_version, not both")
     if catalog_version is not None:
         version = session.get(CatalogVersion, catalog_version)
         if version is None:
-            raise InvalidInput("query.catalog_version", f"no catalog version {catalog_version}")
+            raise InvalidInput(field, f"no catalog version {catalog_version}")
         return ReadPoint(as_of=version.created_at, catalog_version_id=version.id)
     if as_of is not None:
         at = catalog_version_at(session, as_of)
@@ -471,7 +477,7 @@ ENERGY_PRICE_SORTS = {name: getattr(EnergyPrice, name) for name in ("id", "regio
 def list_energy_prices(
     session: Session, region: str | None, as_of: dt.datetime | None, page: PageRequest
 ) -> Page[EnergyPrice]:
-    query = select(EnergyPrice).where(_in_force(EnergyPrice, as_of))
+    query = select(EnergyPrice).where(in_force(EnergyPrice, as_of))
     if region:
         query = query.where(func.lower(EnergyPrice.region).like(f"%{region.lower()}%"))
     return _paginate(session, query, page, ENERGY_PRICE_SORTS)

@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, true
+from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
 from wheretorun.engine import AcceleratorSpec, AttentionKind, InvalidSpec, MemoryKind, ModelArchitecture
@@ -180,12 +180,9 @@ def build_snapshot(session: Session, as_of: dt.datetime | None = None) -> Catalo
     )
 
 
-def _in_force(table: Any, moment: dt.datetime) -> Any:
-    return and_(
-        table.effective_from <= moment,
-        or_(table.effective_to.is_(None), table.effective_to > moment),
-        table.suspect_reason.is_(None) if hasattr(table, "suspect_reason") else true(),
-    )
+def _trusted_in_force(table: type[CloudOffer] | type[ApiPrice], moment: dt.datetime) -> Any:
+    """Prices in force at `moment`, less those flagged as suspect."""
+    return and_(repo.in_force(table, moment), table.suspect_reason.is_(None))
 
 
 def _accelerator_entry(row: Accelerator) -> AcceleratorEntry:
@@ -213,7 +210,7 @@ def _cloud_offers(
 ) -> tuple[EngineCloudOffer, ...]:
     query = (
         select(CloudOffer)
-        .where(_in_force(CloudOffer, moment), CloudOffer.accelerator_id.is_not(None))
+        .where(_trusted_in_force(CloudOffer, moment), CloudOffer.accelerator_id.is_not(None))
         .order_by(CloudOffer.id)
     )
     return tuple(
@@ -234,7 +231,7 @@ def _cloud_offers(
 
 
 def _api_prices(session: Session, moment: dt.datetime, overrides: OverrideIndex) -> tuple[ApiPriceOffer, ...]:
-    query = select(ApiPrice).where(_in_force(ApiPrice, moment)).order_by(ApiPrice.id)
+    query = select(ApiPrice).where(_trusted_in_force(ApiPrice, moment)).order_by(ApiPrice.id)
     return tuple(
         _api_price(p, overrides.for_api_price(p))
         for p in session.scalars(query.execution_options(yield_per=1000))
@@ -264,7 +261,7 @@ def _api_price(p: ApiPrice, override: PriceOverride | None) -> ApiPriceOffer:
 
 
 def _hardware_prices(session: Session, moment: dt.datetime) -> dict[str, EngineHardwarePrice]:
-    query = select(HardwarePrice).where(_in_force(HardwarePrice, moment))
+    query = select(HardwarePrice).where(repo.in_force(HardwarePrice, moment))
     return {
         p.accelerator_id: EngineHardwarePrice(
             accelerator_id=p.accelerator_id, usd_per_unit=p.usd_per_unit, source=p.source

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from sqlalchemy import func, select
@@ -26,15 +27,17 @@ from wheretorun.api.scenario_schemas import (
     ScenarioUpdate,
     SensitivityIn,
 )
-from wheretorun.engine import InvalidSpec, finance
+from wheretorun.engine import finance
 from wheretorun.errors import InvalidInput, NotFound, PreconditionFailed, PreconditionRequired
 from wheretorun.pricing.repositories import Page, PageRequest
 from wheretorun.pricing.snapshot import SnapshotCache, catalog_version_in_force
 from wheretorun.scenarios import convert
 from wheretorun.scenarios.models import ScenarioRecord, ScenarioVersion
+from wheretorun.services.engine_call import engine_call
 
 __all__ = [
     "Analyses",
+    "Evaluated",
     "analyse_body",
     "analyses_dict",
     "compare_scenarios",
@@ -161,18 +164,11 @@ def delete_scenario(session: Session, scenario_id: int, expected_version: int | 
 # --- evaluation -------------------------------------------------------------------------------
 
 
-def _engine_call(call: Any) -> Any:
-    try:
-        return call()
-    except InvalidSpec as error:
-        raise InvalidInput(f"body.{error.field}", error.reason) from error
-
-
 def _plans(session: Session, body: ScenarioBody, snapshots: SnapshotCache) -> list[finance.Plan]:
     plans: list[finance.Plan] = []
     for index, plan in enumerate(body.plans):
         if isinstance(plan, CustomPlanIn):
-            plans.append(_engine_call(lambda plan=plan: convert.custom_plan(plan)))
+            plans.append(engine_call("body", partial(convert.custom_plan, plan)))
         else:
             plans.append(_recommended_plan(session, body, plan, index, snapshots))
     return plans
@@ -192,8 +188,10 @@ def _recommended_plan(
 def finance_evaluation(
     session: Session, body: ScenarioBody, snapshots: SnapshotCache, name: str = ""
 ) -> tuple[finance.Scenario, finance.Evaluation]:
-    scenario = _engine_call(lambda: convert.finance_scenario(body, _plans(session, body, snapshots), name))
-    return scenario, _engine_call(lambda: finance.evaluate(scenario))
+    scenario = engine_call(
+        "body", lambda: convert.finance_scenario(body, _plans(session, body, snapshots), name)
+    )
+    return scenario, engine_call("body", lambda: finance.evaluate(scenario))
 
 
 @dataclass(frozen=True)
@@ -215,12 +213,15 @@ def run_analyses(scenario: finance.Scenario, evaluation: finance.Evaluation, req
         monte_carlo=_monte_carlo(scenario, request.monte_carlo) if request.monte_carlo else None,
         sensitivity=_sensitivity(scenario, request.sensitivity) if request.sensitivity else None,
         break_even=_break_even(scenario, request.break_even) if request.break_even else None,
-        buy_versus_rent=(
-            _engine_call(lambda: finance.buy_versus_rent(evaluation, *request.buy_versus_rent))
-            if request.buy_versus_rent
-            else None
-        ),
+        buy_versus_rent=_buy_versus_rent(evaluation, request.buy_versus_rent)
+        if request.buy_versus_rent
+        else None,
     )
+
+
+def _buy_versus_rent(evaluation: finance.Evaluation, plans: tuple[str, str]) -> finance.BuyVersusRent:
+    buy, rent = plans
+    return engine_call("body", lambda: finance.buy_versus_rent(evaluation, buy, rent))
 
 
 def _monte_carlo(scenario: finance.Scenario, request: MonteCarloIn) -> finance.MonteCarloResult:
@@ -236,8 +237,8 @@ def _monte_carlo(scenario: finance.Scenario, request: MonteCarloIn) -> finance.M
         for d in request.distributions
     ]
     metric = finance.Metric(request.metric)
-    return _engine_call(  # type: ignore[no-any-return]
-        lambda: finance.monte_carlo(scenario, distributions, request.samples, request.seed, metric)
+    return engine_call(
+        "body", lambda: finance.monte_carlo(scenario, distributions, request.samples, request.seed, metric)
     )
 
 
@@ -247,13 +248,12 @@ def _sensitivity(scenario: finance.Scenario, request: SensitivityIn) -> finance.
         ranges = finance.standard_ranges(scenario)
     else:
         ranges = [finance.SensitivityRange(r.input, r.low, r.high, r.plan) for r in request.ranges]
-    return _engine_call(  # type: ignore[no-any-return]
-        lambda: finance.sensitivity(scenario, ranges, finance.Metric(request.metric))
-    )
+    return engine_call("body", lambda: finance.sensitivity(scenario, ranges, finance.Metric(request.metric)))
 
 
 def _break_even(scenario: finance.Scenario, request: BreakEvenIn) -> finance.BreakEven:
-    return _engine_call(  # type: ignore[no-any-return]
+    return engine_call(
+        "body",
         lambda: finance.break_even(
             scenario,
             request.plan_a,
@@ -263,7 +263,7 @@ def _break_even(scenario: finance.Scenario, request: BreakEvenIn) -> finance.Bre
             high=request.high,
             points=request.points,
             metric=finance.Metric(request.metric),
-        )
+        ),
     )
 
 
@@ -288,15 +288,25 @@ def analyse_body(
     return run_analyses(scenario, evaluation, request)
 
 
+@dataclass(frozen=True)
+class Evaluated:
+    """An evaluation: the raw results (for files and charts) and the JSON answer."""
+
+    analyses: Analyses
+    result: dict[str, Any]
+
+
 def evaluate_body(
     session: Session, body: ScenarioBody, request: AnalysesIn, snapshots: SnapshotCache
-) -> dict[str, Any]:
+) -> Evaluated:
+    """Evaluate an unsaved scenario, priced as of its `as_of` (now when it has none)."""
     analyses = analyse_body(session, body, request, snapshots)
-    return {
+    result = {
         **analyses_dict(analyses),
         "catalog_version": catalog_version_in_force(session, body.as_of),
         "as_of": body.as_of,
     }
+    return Evaluated(analyses, result)
 
 
 def saved_body(version: ScenarioVersion) -> ScenarioBody:
@@ -310,10 +320,19 @@ def saved_version(session: Session, scenario_id: int, version: int | None) -> Sc
 
 def evaluate_scenario(
     session: Session, scenario_id: int, version: int | None, request: AnalysesIn, snapshots: SnapshotCache
-) -> dict[str, Any]:
+) -> Evaluated:
+    """Evaluate a saved version with the catalog version and `as_of` it recorded."""
     stored = saved_version(session, scenario_id, version)
-    result = evaluate_body(session, saved_body(stored), request, snapshots)
-    return {**result, "scenario_id": scenario_id, "version": stored.version}
+    body = saved_body(stored)
+    analyses = analyse_body(session, body, request, snapshots)
+    result = {
+        **analyses_dict(analyses),
+        "catalog_version": stored.catalog_version_id,
+        "as_of": body.as_of,
+        "scenario_id": scenario_id,
+        "version": stored.version,
+    }
+    return Evaluated(analyses, result)
 
 
 def compare_scenarios(
@@ -329,7 +348,7 @@ def compare_scenarios(
             labels.append(f"{label}: {plan.name}" if len(bodies) > 1 else plan.name)
     if len(results) < 2:
         raise InvalidInput("body.scenarios", "compare needs at least two plans in all")
-    comparison = _engine_call(lambda: finance.compare(results, labels))
+    comparison = engine_call("body", lambda: finance.compare(results, labels))
     return convert.comparison_dict(comparison)
 
 

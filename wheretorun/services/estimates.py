@@ -7,8 +7,7 @@ Impossible inputs come back as `InvalidInput` naming the request field (`body.mo
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -21,18 +20,9 @@ from wheretorun.api.estimate_schemas import (
 )
 from wheretorun.errors import InvalidInput, NotFound
 from wheretorun.pricing.snapshot import load_accelerator_spec, load_model_architecture
+from wheretorun.services.engine_call import engine_call
 
 __all__ = ["estimate_inference", "estimate_training", "resolve_accelerator", "resolve_model"]
-
-T = TypeVar("T")
-
-
-def _engine_call(prefix: str, build: Callable[[], T]) -> T:
-    """Run `build`, turning the engine's InvalidSpec into InvalidInput under `prefix`."""
-    try:
-        return build()
-    except engine.InvalidSpec as error:
-        raise InvalidInput(f"{prefix}.{error.field}", error.reason) from error
 
 
 def resolve_model(session: Session, ref: str | ModelArchitectureIn, field: str) -> engine.ModelArchitecture:
@@ -43,7 +33,7 @@ def resolve_model(session: Session, ref: str | ModelArchitectureIn, field: str) 
             raise InvalidInput(field, f"no catalog model {ref!r} (GET /v1/models lists them)") from error
     values = ref.model_dump()
     values["attention"] = engine.AttentionKind(values["attention"])
-    return _engine_call(field, lambda: engine.ModelArchitecture(**values))
+    return engine_call(field, lambda: engine.ModelArchitecture(**values))
 
 
 def resolve_accelerator(session: Session, ref: str | AcceleratorSpecIn, field: str) -> engine.AcceleratorSpec:
@@ -56,11 +46,11 @@ def resolve_accelerator(session: Session, ref: str | AcceleratorSpecIn, field: s
             ) from error
     values = ref.model_dump()
     values["memory_kind"] = engine.MemoryKind(values["memory_kind"])
-    return _engine_call(field, lambda: engine.AcceleratorSpec(**values))
+    return engine_call(field, lambda: engine.AcceleratorSpec(**values))
 
 
 def _precision(value: str, field: str) -> engine.Precision:
-    return _engine_call("body", lambda: engine.parse_precision(value, field))
+    return engine_call("body", lambda: engine.parse_precision(value, field))
 
 
 def estimate_inference(session: Session, request: InferenceEstimateCreate) -> dict[str, Any]:
@@ -69,7 +59,7 @@ def estimate_inference(session: Session, request: InferenceEstimateCreate) -> di
     speculative = None
     if request.speculative is not None:
         draft = resolve_model(session, request.speculative.draft_model, "body.speculative.draft_model")
-        speculative = _engine_call(
+        speculative = engine_call(
             "body",
             lambda: engine.SpeculativeDecoding(
                 draft_model=draft,
@@ -79,8 +69,8 @@ def estimate_inference(session: Session, request: InferenceEstimateCreate) -> di
         )
     offload = None
     if request.cpu_offload is not None:
-        offload = _engine_call("body", lambda: engine.CpuOffload(**request.cpu_offload.model_dump()))  # type: ignore[union-attr]
-    config = _engine_call(
+        offload = engine_call("body", lambda: engine.CpuOffload(**request.cpu_offload.model_dump()))  # type: ignore[union-attr]
+    config = engine_call(
         "body",
         lambda: engine.InferenceConfig(
             accelerator_count=request.accelerator_count,
@@ -98,7 +88,7 @@ def estimate_inference(session: Session, request: InferenceEstimateCreate) -> di
             cpu_offload=offload,
         ),
     )
-    estimate = _engine_call("body", lambda: engine.estimate_inference(model, accelerator, config))
+    estimate = engine_call("body", lambda: engine.estimate_inference(model, accelerator, config))
     return {"model": model.name, "accelerator": accelerator.name, **dataclasses.asdict(estimate)}
 
 
@@ -108,6 +98,6 @@ def estimate_training(session: Session, request: TrainingEstimateCreate) -> dict
     fields = request.model_dump(exclude={"model", "accelerator"})
     fields["method"] = engine.TrainingMethod(fields["method"])
     fields["precision"] = _precision(request.precision, "precision")
-    config = _engine_call("body", lambda: engine.TrainingConfig(**fields))
-    estimate = _engine_call("body", lambda: engine.estimate_training(model, accelerator, config))
+    config = engine_call("body", lambda: engine.TrainingConfig(**fields))
+    estimate = engine_call("body", lambda: engine.estimate_training(model, accelerator, config))
     return {"model": model.name, "accelerator": accelerator.name, **dataclasses.asdict(estimate)}

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from collections.abc import Iterable
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -34,9 +34,9 @@ from wheretorun.engine.workload import (
     Workload,
 )
 from wheretorun.errors import InvalidInput
-from wheretorun.pricing.models import CatalogVersion
-from wheretorun.pricing.repositories import resolve_accelerator_id
+from wheretorun.pricing.repositories import read_point, resolve_accelerator_id
 from wheretorun.pricing.snapshot import SnapshotCache
+from wheretorun.services.engine_call import engine_call
 
 __all__ = [
     "assumption_defaults",
@@ -48,19 +48,11 @@ __all__ = [
     "run_recommendation",
 ]
 
-T = TypeVar("T")
-
-
-def _engine_call(build: Callable[[], T], prefix: str = "body") -> T:
-    try:
-        return build()
-    except engine.InvalidSpec as error:
-        raise InvalidInput(f"{prefix}.{error.field}", error.reason) from error
-
 
 def engine_workload(workload: WorkloadIn) -> Workload:
     if isinstance(workload, InferenceWorkloadIn):
-        return _engine_call(
+        return engine_call(
+            "body",
             lambda: InferenceWorkload(
                 models=workload.model_ids,
                 requests_per_day=workload.daily_requests,
@@ -73,10 +65,11 @@ def engine_workload(workload: WorkloadIn) -> Workload:
                 ttft_ms=workload.ttft_ms,
                 tpot_ms=workload.tpot_target_ms,
                 redundancy=workload.redundancy,
-            )
+            ),
         )
     if isinstance(workload, BatchWorkloadIn):
-        return _engine_call(
+        return engine_call(
+            "body",
             lambda: BatchWorkload(
                 models=workload.model_ids,
                 input_tokens_total=workload.input_tokens_total,
@@ -84,10 +77,11 @@ def engine_workload(workload: WorkloadIn) -> Workload:
                 deadline_hours=workload.deadline_hours,
                 input_tokens_per_request=workload.input_tokens_per_request,
                 output_tokens_per_request=workload.output_tokens_per_request,
-            )
+            ),
         )
     assert isinstance(workload, TrainingWorkloadIn)
-    return _engine_call(
+    return engine_call(
+        "body",
         lambda: TrainingWorkload(
             model=workload.model,
             method=workload.method,
@@ -95,7 +89,7 @@ def engine_workload(workload: WorkloadIn) -> Workload:
             deadline_hours=workload.deadline_hours,
             runs_per_year=workload.runs_per_year,
             sequence_length=workload.sequence_length,
-        )
+        ),
     )
 
 
@@ -113,8 +107,9 @@ def engine_constraints(
     session: Session, constraints: ConstraintsIn, prefix: str = "body.constraints"
 ) -> Constraints:
     if constraints.min_precision is not None:
-        _engine_call(lambda: engine.parse_precision(constraints.min_precision or "", "min_precision"), prefix)
-    return _engine_call(
+        engine_call(prefix, lambda: engine.parse_precision(constraints.min_precision or "", "min_precision"))
+    return engine_call(
+        prefix.removesuffix(".constraints"),
         lambda: Constraints(
             on_premises_only=constraints.on_premises_only,
             allowed_providers=tuple(p.lower() for p in constraints.allowed_providers),
@@ -131,7 +126,6 @@ def engine_constraints(
             max_usd_per_month=constraints.max_usd_per_month,
             max_capex_usd=constraints.max_capex_usd,
         ),
-        prefix.removesuffix(".constraints"),
     )
 
 
@@ -144,7 +138,7 @@ def engine_assumptions(assumptions: AssumptionsIn, prefix: str = "body") -> Assu
             (provider.lower(), terms["one_year"], terms["three_year"])
             for provider, terms in overrides["reserved_discounts_by_provider"].items()
         )
-    return _engine_call(lambda: Assumptions(**overrides), prefix)
+    return engine_call(prefix, lambda: Assumptions(**overrides))
 
 
 def assumption_defaults() -> dict[str, dict[str, Any]]:
@@ -180,7 +174,7 @@ def run_recommendation(
     )
     snapshot = snapshots.get(session, as_of)
     _check_models(engine_inputs[0], snapshot.models, f"{prefix}.workload")
-    return _engine_call(lambda: recommend(*engine_inputs, snapshot), prefix)
+    return engine_call(prefix, lambda: recommend(*engine_inputs, snapshot))
 
 
 def _check_models(workload: Workload, catalog: Any, field: str) -> None:
@@ -195,21 +189,14 @@ def _check_models(workload: Workload, catalog: Any, field: str) -> None:
             raise InvalidInput(where, f"no catalog model {name!r} (GET /v1/models lists them)")
 
 
-def _moment(session: Session, body: RecommendationCreate) -> dt.datetime | None:
-    """The moment whose prices to use: `as_of`, or when catalog version `catalog_version` was made."""
-    if body.catalog_version is None:
-        return body.as_of
-    if body.as_of is not None:
-        raise InvalidInput("body.catalog_version", "give as_of or catalog_version, not both")
-    version = session.get(CatalogVersion, body.catalog_version)
-    if version is None:
-        raise InvalidInput("body.catalog_version", f"no catalog version {body.catalog_version}")
-    return version.created_at
-
-
 def recommend_for(session: Session, body: RecommendationCreate, snapshots: SnapshotCache) -> dict[str, Any]:
     recommendation = run_recommendation(
-        session, body.workload, body.constraints, body.assumptions, _moment(session, body), snapshots
+        session,
+        body.workload,
+        body.constraints,
+        body.assumptions,
+        read_point(session, body.as_of, body.catalog_version, "body.catalog_version").as_of,
+        snapshots,
     )
     return recommendation_dict(recommendation, body.limit)
 

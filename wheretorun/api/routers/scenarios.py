@@ -27,7 +27,7 @@ from wheretorun.api.scenario_schemas import (
 from wheretorun.api.schemas import SAFE_INT_MAX, SAFE_INT_MIN, PageRead, RowId
 from wheretorun.errors import InvalidInput
 from wheretorun.pricing.repositories import PageRequest
-from wheretorun.pricing.snapshot import SnapshotCache, catalog_version_in_force
+from wheretorun.pricing.snapshot import SnapshotCache
 from wheretorun.scenarios import exports, service
 from wheretorun.scenarios.models import ScenarioRecord
 
@@ -127,10 +127,10 @@ def _format(format_query: str | None, accept: str | None, allowed: tuple[str, ..
     return allowed[0]
 
 
-def _table_or_json(analyses: service.Analyses, fmt: str, body: dict[str, Any], filename: str) -> Any:
+def _table_or_json(evaluated: service.Evaluated, fmt: str, filename: str) -> Any:
     if fmt == "json":
-        return body
-    content = exports.table_file(analyses, "csv" if fmt == "csv" else "xlsx")
+        return evaluated.result
+    content = exports.table_file(evaluated.analyses, "csv" if fmt == "csv" else "xlsx")
     return Response(
         content,
         media_type=exports.MEDIA_TYPES[fmt],
@@ -175,13 +175,8 @@ def evaluate_unsaved(
     """Monthly cash flows, totals and NPV of every plan, and the analyses asked for
     (`monte_carlo`, `sensitivity`, `break_even`, `buy_versus_rent`)."""
     fmt = _format(format_query, accept, ("json", "csv", "xlsx"))
-    analyses = service.analyse_body(session, body, body, _snapshots(request))
-    result = {
-        **service.analyses_dict(analyses),
-        "catalog_version": catalog_version_in_force(session, body.as_of),
-        "as_of": body.as_of,
-    }
-    return _table_or_json(analyses, fmt, result, "scenario")
+    evaluated = service.evaluate_body(session, body, body, _snapshots(request))
+    return _table_or_json(evaluated, fmt, "scenario")
 
 
 @router.post("/charts/{chart}", operation_id="chart_unsaved_scenario", responses=FILES)
@@ -275,17 +270,11 @@ def evaluate_saved(
     """Evaluate a saved scenario (its current version, or `version`) with the prices it recorded."""
     analyses_request = body or AnalysisRequest()
     fmt = _format(format_query, accept, ("json", "csv", "xlsx"))
-    stored = service.saved_version(session, scenario_id, analyses_request.version)
-    saved = service.saved_body(stored)
-    analyses = service.analyse_body(session, saved, analyses_request, _snapshots(request))
-    result = {
-        **service.analyses_dict(analyses),
-        "catalog_version": stored.catalog_version_id,
-        "as_of": saved.as_of,
-        "scenario_id": scenario_id,
-        "version": stored.version,
-    }
-    return _table_or_json(analyses, fmt, result, f"scenario-{scenario_id}-v{stored.version}")
+    evaluated = service.evaluate_scenario(
+        session, scenario_id, analyses_request.version, analyses_request, _snapshots(request)
+    )
+    filename = f"scenario-{scenario_id}-v{evaluated.result['version']}"
+    return _table_or_json(evaluated, fmt, filename)
 
 
 @router.post("/{scenario_id}/charts/{chart}", operation_id="chart_scenario", responses=FILES)
@@ -299,9 +288,10 @@ def chart_saved(
     plan: str | None = None,
 ) -> Response:
     analyses_request = body or AnalysisRequest()
-    stored = service.saved_version(session, scenario_id, analyses_request.version)
-    analyses = service.analyse_body(
-        session, service.saved_body(stored), analyses_request, _snapshots(request)
+    evaluated = service.evaluate_scenario(
+        session, scenario_id, analyses_request.version, analyses_request, _snapshots(request)
     )
     fmt = format_query or "svg"
-    return Response(exports.chart_file(analyses, chart, fmt, plan), media_type=exports.MEDIA_TYPES[fmt])
+    return Response(
+        exports.chart_file(evaluated.analyses, chart, fmt, plan), media_type=exports.MEDIA_TYPES[fmt]
+    )
