@@ -31,8 +31,8 @@ from typing import Any
 
 from sqlalchemy import Engine, text
 
+from wheretorun.db import create_db_engine, make_session_factory
 from wheretorun.pricing.bootstrap import prepare_database
-from wheretorun.pricing.db import create_db_engine, make_session_factory
 from wheretorun.pricing.imports import ImportSpec, import_content
 from wheretorun.pricing.imports.checks import LITELLM_PRICE_FIELDS
 from wheretorun.pricing.sources import DATA_DIR

@@ -20,8 +20,8 @@ from sqlalchemy import Engine, text
 
 from wheretorun.api.app import create_app
 from wheretorun.api.inprocess import InProcessClient
+from wheretorun.db import create_db_engine
 from wheretorun.pricing.bootstrap import prepare_database
-from wheretorun.pricing.db import create_db_engine
 from wheretorun.settings import Settings
 
 QUERIES: list[tuple[str, dict[str, object]]] = [

@@ -172,8 +172,8 @@ def main() -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         if not env.get("DATABASE_URL"):
             env["DATABASE_URL"] = f"sqlite:///{Path(workdir) / 'catalog.db'}"
+        from wheretorun.db import create_db_engine
         from wheretorun.pricing.bootstrap import prepare_database
-        from wheretorun.pricing.db import create_db_engine
 
         database = create_db_engine(env["DATABASE_URL"].replace("postgresql://", "postgresql+psycopg://", 1))
         prepare_database(database)  # before the workers start, so they do not race to seed

@@ -18,8 +18,8 @@ from pathlib import Path
 import yaml
 
 from wheretorun.api.recommendation_schemas import RecommendationCreate
+from wheretorun.db import create_db_engine, make_session_factory
 from wheretorun.pricing.bootstrap import prepare_database
-from wheretorun.pricing.db import create_db_engine, make_session_factory
 from wheretorun.pricing.snapshot import SnapshotCache, build_snapshot
 from wheretorun.services.recommendations import recommend_for
 

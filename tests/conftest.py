@@ -19,8 +19,8 @@ import pytest
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
+from wheretorun.db import create_db_engine
 from wheretorun.pricing.bootstrap import prepare_database
-from wheretorun.pricing.db import create_db_engine
 from wheretorun.pricing.loader import SeedReport
 
 POSTGRES_URL = os.environ.get(

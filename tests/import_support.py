@@ -22,12 +22,10 @@ from tests.sources import LITELLM_FILE, SKYPILOT_DIR
 from wheretorun.api.app import create_app
 from wheretorun.api.deps import get_fetcher
 from wheretorun.api.inprocess import InProcessClient
+from wheretorun.db import Base
 from wheretorun.pricing.imports import HttpFetcher, UrlPolicy
 from wheretorun.pricing.models import (
-    ApiKey,
     ApiPrice,
-    AuditEntry,
-    Base,
     CatalogVersion,
     CloudOffer,
     EnergyPrice,
@@ -35,7 +33,7 @@ from wheretorun.pricing.models import (
     ImportRun,
     PriceOverride,
 )
-from wheretorun.security import Actor, Scope, create_api_key
+from wheretorun.security import Actor, ApiKey, AuditEntry, Scope, create_api_key
 from wheretorun.settings import Settings
 
 WRITABLE_TABLES: tuple[type[Base], ...] = (

@@ -40,8 +40,8 @@ def serve(
     """Serve the REST API. An empty database is migrated and seeded with the shipped catalog first."""
     import uvicorn
 
+    from wheretorun.db import create_db_engine
     from wheretorun.pricing.bootstrap import prepare_database
-    from wheretorun.pricing.db import create_db_engine
 
     settings = get_settings()
     engine = create_db_engine(settings.resolved_database_url())
@@ -62,7 +62,7 @@ def db_upgrade(revision: Annotated[str, typer.Argument(help="Target revision.")]
     """Apply the Alembic migrations up to REVISION."""
     from alembic import command
 
-    from wheretorun.pricing.db import alembic_config, create_db_engine
+    from wheretorun.db import alembic_config, create_db_engine
 
     engine = create_db_engine(get_settings().resolved_database_url())
     command.upgrade(alembic_config(engine), revision)
@@ -74,7 +74,7 @@ def db_downgrade(revision: Annotated[str, typer.Argument(help="Target revision, 
     """Revert the Alembic migrations down to REVISION."""
     from alembic import command
 
-    from wheretorun.pricing.db import alembic_config, create_db_engine
+    from wheretorun.db import alembic_config, create_db_engine
 
     engine = create_db_engine(get_settings().resolved_database_url())
     command.downgrade(alembic_config(engine), revision)
@@ -84,8 +84,8 @@ def db_downgrade(revision: Annotated[str, typer.Argument(help="Target revision, 
 @db_app.command("seed")
 def db_seed() -> None:
     """Migrate, then load the shipped public catalog if the database has none yet."""
+    from wheretorun.db import create_db_engine
     from wheretorun.pricing.bootstrap import prepare_database
-    from wheretorun.pricing.db import create_db_engine
 
     engine = create_db_engine(get_settings().resolved_database_url())
     report = prepare_database(engine)
@@ -98,7 +98,7 @@ def db_seed() -> None:
 @app.command()
 def catalog() -> None:
     """Show the catalog version and row counts."""
-    from wheretorun.pricing.db import create_db_engine, make_session_factory
+    from wheretorun.db import create_db_engine, make_session_factory
     from wheretorun.pricing.repositories import catalog_summary
 
     engine = create_db_engine(get_settings().resolved_database_url())

@@ -42,8 +42,8 @@ class FileFormat(StrEnum):
 @contextmanager
 def _transaction() -> Iterator[Session]:
     """One transaction on the configured database (migrated, and seeded if empty, first)."""
+    from wheretorun.db import create_db_engine, make_session_factory
     from wheretorun.pricing.bootstrap import prepare_database
-    from wheretorun.pricing.db import create_db_engine, make_session_factory
 
     engine = create_db_engine(get_settings().resolved_database_url())
     try:

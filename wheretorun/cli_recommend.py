@@ -81,8 +81,8 @@ def recommend(
     as_json: Annotated[bool, typer.Option("--json", help="Print the full answer as JSON.")] = False,
 ) -> None:
     """Rank hosted API, cloud, owned and local options for the workload in FILE."""
+    from wheretorun.db import create_db_engine, make_session_factory
     from wheretorun.pricing.bootstrap import prepare_database
-    from wheretorun.pricing.db import create_db_engine, make_session_factory
     from wheretorun.pricing.snapshot import SnapshotCache
     from wheretorun.services.recommendations import recommend_for
 

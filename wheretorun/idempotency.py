@@ -40,9 +40,8 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from wheretorun.db import Base, UTCDateTime
 from wheretorun.errors import IdempotencyInProgress, IdempotencyKeyReused, Unavailable
-from wheretorun.pricing.models import Base
-from wheretorun.pricing.types import UTCDateTime
 
 __all__ = [
     "PENDING_LEASE_SECONDS",

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from wheretorun.api.app import create_app
-from wheretorun.pricing.db import create_db_engine
+from wheretorun.db import create_db_engine
 from wheretorun.settings import Settings
 
 __all__ = ["SNAPSHOT", "current_document", "diff", "main", "render"]

@@ -1,4 +1,4 @@
-"""API keys, scopes and the audit log.
+"""API keys, scopes and the audit log, with their tables (`api_keys`, `audit_log`).
 
 A key is a random token (`wtr_` + 43 URL-safe characters, 256 bits) shown once when it is
 created; the database keeps only its SHA-256, so a leaked database does not leak keys, and a
@@ -24,14 +24,16 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import JSON, ForeignKey, Integer, String, func, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from wheretorun.db import Base, UTCDateTime
 from wheretorun.errors import Forbidden, InvalidInput, NotFound, Unauthorized
-from wheretorun.pricing.models import ApiKey, AuditEntry
 
 __all__ = [
     "Actor",
+    "ApiKey",
+    "AuditEntry",
     "Scope",
     "authenticate",
     "cli_actor",
@@ -47,6 +49,34 @@ __all__ = [
 
 TOKEN_PREFIX = "wtr_"
 _PREFIX_SHOWN = 12  # characters of the token kept to recognise a key in listings
+
+
+class ApiKey(Base):
+    """A key for the write API. Only the SHA-256 of the token is stored; the token is shown once."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(120))
+    prefix: Mapped[str] = mapped_column(String(16))  # the token's first characters, to recognise it
+    token_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    scope: Mapped[str] = mapped_column(String(10))  # read | write | admin
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class AuditEntry(Base):
+    """One write: who (key id, or the CLI user), when, what, and what changed."""
+
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), index=True)
+    api_key_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id"), index=True)
+    actor: Mapped[str] = mapped_column(String(200))
+    action: Mapped[str] = mapped_column(String(60))  # import.apply, override.create, key.revoke, ...
+    target: Mapped[str] = mapped_column(String(200))  # import:12, override:3, key:5
+    detail: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 
 
 class Scope(StrEnum):

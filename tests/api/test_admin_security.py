@@ -11,8 +11,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from tests.import_support import TEST_ACTOR, AdminApp, admin_app, assert_problem
-from wheretorun.pricing.models import ApiKey
-from wheretorun.security import Scope, authenticate, hash_token, revoke_api_key
+from wheretorun.security import ApiKey, Scope, authenticate, hash_token, revoke_api_key
 
 IMPORT = {"format": "canonical", "content": "kind,key,usd_per_unit,usd_per_kwh,source\n", "dry_run": True}
 

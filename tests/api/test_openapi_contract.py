@@ -22,7 +22,7 @@ from wheretorun.api.inprocess import InProcessClient
 from wheretorun.api.recommendation_schemas import RecommendationCreate
 from wheretorun.api.routers.scenarios import AnalysisRequest, CompareRequest
 from wheretorun.api.scenario_schemas import ScenarioCreate, ScenarioEvaluateRequest, ScenarioUpdate
-from wheretorun.pricing.db import create_db_engine
+from wheretorun.db import create_db_engine
 from wheretorun.settings import Settings
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"

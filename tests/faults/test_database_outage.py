@@ -14,8 +14,8 @@ from tests.faults.conftest import PrivateCluster
 from tests.import_support import assert_problem
 from wheretorun.api.app import create_app
 from wheretorun.api.inprocess import InProcessClient
+from wheretorun.db import create_db_engine
 from wheretorun.pricing.bootstrap import prepare_database
-from wheretorun.pricing.db import create_db_engine
 from wheretorun.settings import Settings
 
 pytestmark = pytest.mark.faults

@@ -22,8 +22,8 @@ from sqlalchemy import Engine, func, select
 
 from tests.faults.conftest import PrivateCluster
 from tests.import_support import edit_rows, fingerprint, scaled, shipped_text
+from wheretorun.db import create_db_engine, make_session_factory
 from wheretorun.pricing.bootstrap import prepare_database
-from wheretorun.pricing.db import create_db_engine, make_session_factory
 from wheretorun.pricing.models import CatalogVersion
 
 pytestmark = pytest.mark.faults
@@ -32,7 +32,7 @@ DRIVER = """
 import os, sys, time
 from pathlib import Path
 from wheretorun.pricing import imports
-from wheretorun.pricing.db import create_db_engine, make_session_factory
+from wheretorun.db import create_db_engine, make_session_factory
 from wheretorun.security import cli_actor
 
 def report_then_wait(done, total):

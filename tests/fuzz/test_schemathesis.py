@@ -36,8 +36,8 @@ from schemathesis.specs.openapi.checks import (
 
 from wheretorun.api.app import create_app
 from wheretorun.api.deps import get_fetcher
+from wheretorun.db import create_db_engine, make_session_factory
 from wheretorun.pricing.bootstrap import prepare_database
-from wheretorun.pricing.db import create_db_engine, make_session_factory
 from wheretorun.pricing.imports import HttpFetcher, UrlPolicy
 from wheretorun.security import Actor, Scope, create_api_key
 from wheretorun.settings import Settings

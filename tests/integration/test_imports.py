@@ -33,13 +33,13 @@ from wheretorun.pricing import repositories as repo
 from wheretorun.pricing.imports import HttpFetcher, ImportSpec, UrlPolicy, import_content, import_url
 from wheretorun.pricing.models import (
     ApiPrice,
-    AuditEntry,
     CatalogVersion,
     CloudOffer,
     EnergyPrice,
     HardwarePrice,
     ImportRun,
 )
+from wheretorun.security import AuditEntry
 
 NEBIUS_H100 = ("nebius", "gpu-h100-sxm_8gpu-128vcpu-1600gb", "eu-north1")
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "prices"

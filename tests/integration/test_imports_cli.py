@@ -14,9 +14,8 @@ from typer.testing import CliRunner
 from tests.conftest import POSTGRES_URL, drop_postgres_schema, make_postgres_engine
 from tests.import_support import edit_rows, scaled, shipped_text
 from wheretorun.cli import app
-from wheretorun.pricing.db import create_db_engine, make_session_factory
-from wheretorun.pricing.models import ApiKey, AuditEntry
-from wheretorun.security import authenticate
+from wheretorun.db import create_db_engine, make_session_factory
+from wheretorun.security import ApiKey, AuditEntry, authenticate
 from wheretorun.settings import get_settings
 
 runner = CliRunner()

@@ -17,9 +17,9 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from tests.import_support import TEST_ACTOR, edit_rows, fingerprint, scaled, shipped_text
+from wheretorun.db import make_session_factory
 from wheretorun.errors import Conflict
 from wheretorun.pricing.bootstrap import prepare_database
-from wheretorun.pricing.db import make_session_factory
 from wheretorun.pricing.imports import ImportSpec, import_content
 from wheretorun.pricing.models import CloudOffer, ImportRun
 

@@ -7,7 +7,7 @@ from typing import Any
 from alembic import command
 from sqlalchemy import inspect
 
-from wheretorun.pricing.db import alembic_config
+from wheretorun.db import alembic_config
 
 LIFECYCLE_TABLES = {"energy_prices", "api_keys", "import_runs", "audit_log", "price_overrides"}
 

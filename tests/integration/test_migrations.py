@@ -10,8 +10,9 @@ from sqlalchemy import inspect
 
 from wheretorun import idempotency as _idempotency_tables  # noqa: F401  (registers their tables)
 from wheretorun import ratelimit as _ratelimit_tables  # noqa: F401
-from wheretorun.pricing.db import alembic_config
-from wheretorun.pricing.models import Base
+from wheretorun import security as _security_tables  # noqa: F401
+from wheretorun.db import Base, alembic_config
+from wheretorun.pricing import models as _catalog_tables  # noqa: F401
 from wheretorun.scenarios import models as _scenario_tables  # noqa: F401  (registers their tables)
 
 CATALOG_TABLES = {

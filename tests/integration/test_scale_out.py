@@ -31,10 +31,10 @@ from tests.import_support import TEST_ACTOR, assert_problem
 from wheretorun.api.app import create_app
 from wheretorun.api.deps import get_session
 from wheretorun.api.inprocess import InProcessClient
+from wheretorun.db import create_db_engine
 from wheretorun.errors import Unavailable
 from wheretorun.idempotency import RedisIdempotencyStore, RequestKey, SqlIdempotencyStore
 from wheretorun.pricing.bootstrap import prepare_database
-from wheretorun.pricing.db import create_db_engine
 from wheretorun.ratelimit import RedisCounters, SqlCounters
 from wheretorun.scenarios.models import ScenarioRecord
 from wheretorun.security import Scope, create_api_key

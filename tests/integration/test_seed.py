@@ -71,6 +71,7 @@ def test_on_demand_prices_are_exact_and_missing_ones_stay_unknown(session: Sessi
     for row in _skypilot_rows("lambda"):
         published[(row["InstanceType"], row["Region"])].add(row["Price"])
     offers = session.scalars(select(CloudOffer).where(CloudOffer.provider == "lambda")).all()
+    assert len(offers) == len(published) > 10  # one offer per published instance type and region
     for offer in offers:
         (price_text,) = published[(offer.instance_type, offer.region)]
         expected = Decimal(price_text) if price_text.strip() else None
@@ -83,12 +84,14 @@ def test_on_demand_prices_are_exact_and_missing_ones_stay_unknown(session: Sessi
 
 def test_every_source_accelerator_name_resolves(session: Session) -> None:
     names = {row["AcceleratorName"] for provider in _providers() for row in _skypilot_rows(provider)}
+    assert len(names) > 60  # every cloud's spellings were read, not an empty folder
     unresolved = sorted(name for name in names if resolve_accelerator_id(session, name) is None)
     assert unresolved == []
     unlinked = session.scalar(
         select(func.count()).select_from(CloudOffer).where(CloudOffer.accelerator_id.is_(None))
     )
     assert unlinked == 0
+    assert session.scalar(select(func.count()).select_from(CloudOffer)) > 1000
 
 
 def test_every_epoch_hardware_row_is_an_accelerator(session: Session) -> None:
@@ -125,7 +128,7 @@ def test_seeding_again_writes_nothing(seeded_engine: Engine) -> None:
 def test_a_failed_seed_leaves_nothing_behind(backend: str, empty_engine_factory, tmp_path) -> None:  # type: ignore[no-untyped-def]
     import shutil
 
-    from wheretorun.pricing.db import make_session_factory, upgrade_to_head
+    from wheretorun.db import make_session_factory, upgrade_to_head
     from wheretorun.pricing.loader import DATA_DIR, seed_catalog
 
     broken = tmp_path / "data"

@@ -57,10 +57,12 @@ def test_every_skypilot_accelerator_name_resolves(resolver: AliasResolver) -> No
 
 
 def test_every_skypilot_row_resolves_in_context(resolver: AliasResolver) -> None:
+    rows = [(path, row) for path in sorted(SKYPILOT.glob("*_vms.csv")) for row in _csv(path)]
+    assert len({path.name for path, _ in rows}) == 16  # all 16 clouds' files were read
+    assert len(rows) > 1000
     unresolved = [
         (path.name, row["InstanceType"], row["AcceleratorName"])
-        for path in SKYPILOT.glob("*_vms.csv")
-        for row in _csv(path)
+        for path, row in rows
         if resolver.resolve_offer(
             path.name.removesuffix("_vms.csv"), row["AcceleratorName"], row["InstanceType"], None
         )

@@ -9,7 +9,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from wheretorun.api.schemas import AwareUtcDateTime
-from wheretorun.pricing.models import AuditEntry, ImportRun, PriceOverride
+from wheretorun.pricing.models import ImportRun, PriceOverride
+from wheretorun.security import AuditEntry
 
 __all__ = [
     "AuditEntryRead",

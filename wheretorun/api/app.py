@@ -21,10 +21,10 @@ from wheretorun.api.middleware import (
     succeeded,
 )
 from wheretorun.api.routers import admin, catalog, estimates, health, recommendations, scenarios
+from wheretorun.db import create_db_engine, make_session_factory
 from wheretorun.idempotency import IdempotencyStore, RedisIdempotencyStore, SqlIdempotencyStore
 from wheretorun.observability import Metrics, configure_logging
 from wheretorun.pricing.bootstrap import prepare_database
-from wheretorun.pricing.db import create_db_engine, make_session_factory
 from wheretorun.pricing.snapshot import SnapshotCache
 from wheretorun.ratelimit import CounterStore, RateLimiter, RedisCounters, SqlCounters
 from wheretorun.settings import Settings, get_settings

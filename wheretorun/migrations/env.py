@@ -7,8 +7,9 @@ from alembic import context
 
 from wheretorun import idempotency as _idempotency_tables  # noqa: F401  (registers their tables)
 from wheretorun import ratelimit as _ratelimit_tables  # noqa: F401
-from wheretorun.pricing.db import create_db_engine
-from wheretorun.pricing.models import Base
+from wheretorun import security as _security_tables  # noqa: F401
+from wheretorun.db import Base, create_db_engine
+from wheretorun.pricing import models as _catalog_tables  # noqa: F401
 from wheretorun.scenarios import models as _scenario_tables  # noqa: F401  (registers their tables)
 from wheretorun.settings import get_settings
 

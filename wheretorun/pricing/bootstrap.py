@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import Engine
 
-from wheretorun.pricing.db import make_session_factory, upgrade_to_head
+from wheretorun.db import make_session_factory, upgrade_to_head
 from wheretorun.pricing.loader import SeedReport, catalog_is_seeded, seed_catalog
 
 __all__ = ["prepare_database", "seed_if_empty"]

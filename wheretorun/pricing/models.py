@@ -22,22 +22,19 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
-    MetaData,
     String,
     Text,
     text,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from wheretorun.pricing.types import Money, UTCDateTime
+from wheretorun.db import Base, Money, UTCDateTime
+from wheretorun.security import ApiKey
 
 __all__ = [
     "Accelerator",
     "AcceleratorAlias",
-    "ApiKey",
     "ApiPrice",
-    "AuditEntry",
-    "Base",
     "CatalogVersion",
     "CloudOffer",
     "EnergyPrice",
@@ -47,22 +44,10 @@ __all__ = [
     "PriceOverride",
 ]
 
-NAMING_CONVENTION = {
-    "ix": "ix_%(column_0_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
-
 # Scales of the money columns: hourly prices to a millionth of a dollar, token prices (per million
 # tokens) to 1e-8 dollars, enough for every LiteLLM per-token price times 1e6.
 HOURLY = Money(precision=14, scale=6)
 PER_MILLION_TOKENS = Money(precision=20, scale=8)
-
-
-class Base(DeclarativeBase):
-    metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 
 class CatalogVersion(Base):
@@ -265,20 +250,6 @@ class EnergyPrice(EffectiveDated, Base):
     usd_per_kwh: Mapped[Decimal] = mapped_column(Money(precision=12, scale=6))
 
 
-class ApiKey(Base):
-    """A key for the write API. Only the SHA-256 of the token is stored; the token is shown once."""
-
-    __tablename__ = "api_keys"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(120))
-    prefix: Mapped[str] = mapped_column(String(16))  # the token's first characters, to recognise it
-    token_sha256: Mapped[str] = mapped_column(String(64), unique=True)
-    scope: Mapped[str] = mapped_column(String(10))  # read | write | admin
-    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
-    revoked_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
-
-
 class ImportRun(Base):
     """One import of a price file that was applied, found unchanged, or held for review.
 
@@ -304,24 +275,10 @@ class ImportRun(Base):
     force: Mapped[bool] = mapped_column(Boolean)
     based_on_version_id: Mapped[int | None] = mapped_column(ForeignKey("catalog_versions.id"))
     catalog_version_id: Mapped[int | None] = mapped_column(ForeignKey("catalog_versions.id"), index=True)
-    api_key_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id"))
+    api_key_id: Mapped[int | None] = mapped_column(ForeignKey(ApiKey.id))
     actor: Mapped[str] = mapped_column(String(200))
     diff: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     hold_reasons: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
-
-
-class AuditEntry(Base):
-    """One write: who (key id, or the CLI user), when, what, and what changed."""
-
-    __tablename__ = "audit_log"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), index=True)
-    api_key_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id"), index=True)
-    actor: Mapped[str] = mapped_column(String(200))
-    action: Mapped[str] = mapped_column(String(60))  # import.apply, override.create, key.revoke, ...
-    target: Mapped[str] = mapped_column(String(200))  # import:12, override:3, key:5
-    detail: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 
 
 class PriceOverride(Base):
@@ -351,5 +308,5 @@ class PriceOverride(Base):
     effective_from: Mapped[dt.datetime] = mapped_column(UTCDateTime(), index=True)
     effective_to: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime())
-    api_key_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id"))
+    api_key_id: Mapped[int | None] = mapped_column(ForeignKey(ApiKey.id))
     actor: Mapped[str] = mapped_column(String(200))

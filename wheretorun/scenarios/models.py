@@ -12,8 +12,7 @@ from typing import Any
 from sqlalchemy import JSON, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from wheretorun.pricing.models import Base
-from wheretorun.pricing.types import UTCDateTime
+from wheretorun.db import Base, UTCDateTime
 
 __all__ = ["ScenarioRecord", "ScenarioVersion"]
 

@@ -16,9 +16,9 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, and_, or_
 
+from wheretorun.db import Money
 from wheretorun.errors import FileProblem, MalformedFile
 from wheretorun.pricing.models import ApiPrice, CloudOffer, EnergyPrice, HardwarePrice
-from wheretorun.pricing.types import Money
 
 __all__ = [
     "API_PRICES",

@@ -1,18 +1,14 @@
-"""Database engines and sessions, and running the Alembic migrations programmatically."""
+"""Connecting: SQLAlchemy engines (with SQLite made to behave like PostgreSQL) and session factories."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
-__all__ = ["alembic_config", "create_db_engine", "make_session_factory", "upgrade_to_head"]
-
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+__all__ = ["create_db_engine", "make_session_factory"]
 
 
 def create_db_engine(url: str, **kwargs: Any) -> Engine:
@@ -48,15 +44,3 @@ def _sqlite_begin(connection: Any) -> None:
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(bind=engine, expire_on_commit=False)
-
-
-def alembic_config(engine: Engine) -> Config:
-    """An Alembic config that runs our migrations on `engine` (no alembic.ini needed)."""
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    config.attributes["engine"] = engine
-    return config
-
-
-def upgrade_to_head(engine: Engine) -> None:
-    command.upgrade(alembic_config(engine), "head")
