@@ -17,10 +17,10 @@ from pathlib import Path
 
 import yaml
 
-from wheretorun.api.recommendation_schemas import RecommendationCreate
 from wheretorun.db import create_db_engine, make_session_factory
 from wheretorun.pricing.bootstrap import prepare_database
 from wheretorun.pricing.snapshot import SnapshotCache, build_snapshot
+from wheretorun.services.recommendation_schemas import RecommendationCreate
 from wheretorun.services.recommendations import recommend_for
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -60,7 +60,7 @@ def main() -> None:
                     recommend_for(session, request, cache)
                     samples.append((time.perf_counter() - start) * 1000)
                 p50 = statistics.median(samples)
-                candidates = result["candidates_evaluated"]
+                candidates = result.candidates_evaluated
                 print(
                     f"{example.stem:<28} {p50:>8.1f} {_percentile(samples, 0.99):>8.1f} "
                     f"{candidates:>11,} {candidates / (p50 / 1000):>13,.0f}"

@@ -12,9 +12,10 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from wheretorun.api.recommendation_schemas import RecommendationCreate
 from wheretorun.engine import InvalidSpec
 from wheretorun.errors import WheretorunError
+from wheretorun.services.recommendation_reads import RecommendationRead
+from wheretorun.services.recommendation_schemas import RecommendationCreate
 from wheretorun.settings import get_settings
 
 console = Console()
@@ -36,8 +37,8 @@ def _milliseconds(value: Any) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
 
-def _print(result: dict[str, Any]) -> None:
-    table = Table(title=f"{result['workload_kind']} workload, catalog version {result['catalog_version']}")
+def _print(result: RecommendationRead) -> None:
+    table = Table(title=f"{result.workload_kind} workload, catalog version {result.catalog_version}")
     for column in (
         "#",
         "option",
@@ -50,26 +51,26 @@ def _print(result: dict[str, Any]) -> None:
         "TPOT ms",
     ):
         table.add_column(column, justify="right" if column not in ("option", "what") else "left")
-    for option in result["options"]:
+    for option in result.options:
         table.add_row(
-            str(option["rank"]),
-            option["option"],
-            option["label"],
-            _money(option["total_usd"]),
-            _money(option["usd_per_month"]),
-            _money(option["usd_per_million_tokens"] or option.get("usd_per_run")),
-            _money(option["capex_usd"]),
-            _milliseconds(option["ttft_ms"]),
-            _milliseconds(option["tpot_ms"]),
+            str(option.rank),
+            option.option,
+            option.label,
+            _money(option.total_usd),
+            _money(option.usd_per_month),
+            _money(option.usd_per_million_tokens or option.usd_per_run),
+            _money(option.capex_usd),
+            _milliseconds(option.ttft_ms),
+            _milliseconds(option.tpot_ms),
         )
     console.print(table)
-    if result["options"]:
-        console.print(f"[bold]Why #1:[/bold] {result['options'][0]['rationale']}")
-    rejected = ", ".join(f"{group['reason']} {group['count']:,}" for group in result["rejected"])
+    if result.options:
+        console.print(f"[bold]Why #1:[/bold] {result.options[0].rationale}")
+    rejected = ", ".join(f"{group.reason} {group.count:,}" for group in result.rejected)
     console.print(f"[bold]Rejected:[/bold] {rejected or 'none'}")
-    if result["break_even"]:
-        console.print(f"[bold]Break-even:[/bold] {result['break_even']['summary']}")
-    console.print(f"{result['candidates_evaluated']:,} candidates evaluated")
+    if result.break_even:
+        console.print(f"[bold]Break-even:[/bold] {result.break_even.summary}")
+    console.print(f"{result.candidates_evaluated:,} candidates evaluated")
 
 
 def recommend(
@@ -108,6 +109,6 @@ def recommend(
     finally:
         engine.dispose()
     if as_json:
-        print(json.dumps(result, default=str, indent=2))  # noqa: T201 - the command's output
+        print(json.dumps(result.model_dump(), default=str, indent=2))  # noqa: T201 - the command's output
     else:
         _print(result)

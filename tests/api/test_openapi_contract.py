@@ -17,12 +17,12 @@ from starlette.routing import BaseRoute
 from wheretorun import openapi
 from wheretorun.api.admin_schemas import ImportCreate, OverrideCreate
 from wheretorun.api.app import create_app
-from wheretorun.api.estimate_schemas import InferenceEstimateCreate, TrainingEstimateCreate
 from wheretorun.api.inprocess import InProcessClient
-from wheretorun.api.recommendation_schemas import RecommendationCreate
 from wheretorun.api.routers.scenarios import AnalysisRequest, CompareRequest
-from wheretorun.api.scenario_schemas import ScenarioCreate, ScenarioEvaluateRequest, ScenarioUpdate
 from wheretorun.db import create_db_engine
+from wheretorun.scenarios.schemas import ScenarioCreate, ScenarioEvaluateRequest, ScenarioUpdate
+from wheretorun.services.estimate_schemas import InferenceEstimateCreate, TrainingEstimateCreate
+from wheretorun.services.recommendation_schemas import RecommendationCreate
 from wheretorun.settings import Settings
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"

@@ -13,7 +13,6 @@ import pytest
 
 from tests.client.conftest import BASE_URL
 from tests.import_support import AdminApp, edit_rows, scaled, shipped_text
-from wheretorun.api.estimate_schemas import InferenceEstimateCreate
 from wheretorun.client import (
     AsyncWheretorunClient,
     AuthError,
@@ -22,6 +21,7 @@ from wheretorun.client import (
     ValidationError,
     WheretorunClient,
 )
+from wheretorun.services.estimate_schemas import InferenceEstimateCreate
 
 SCENARIO: dict[str, Any] = {
     "name": "70B serving",

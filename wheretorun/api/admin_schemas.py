@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from wheretorun.api.schemas import AwareUtcDateTime
+from wheretorun.fields import AwareUtcDateTime
 from wheretorun.pricing.models import ImportRun, PriceOverride
 from wheretorun.security import AuditEntry
 

@@ -8,14 +8,12 @@ from decimal import Decimal
 from typing import Annotated, Any, Generic, TypeVar
 
 from fastapi import Path
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+from wheretorun.fields import SAFE_INT_MAX, SAFE_INT_MIN
 
 __all__ = [
-    "SAFE_INT_MAX",
-    "SAFE_INT_MIN",
-    "AwareUtcDateTime",
     "RowId",
-    "UtcDateTime",
     "AcceleratorRead",
     "ApiPriceRead",
     "CatalogRead",
@@ -31,28 +29,7 @@ __all__ = [
 
 ItemT = TypeVar("ItemT")
 
-SAFE_INT_MIN, SAFE_INT_MAX = -(2**53 - 1), 2**53 - 1
-"""The integers an id, version or offset may be: exact as JSON numbers everywhere (JavaScript's
-safe integers) and well inside what both databases store (SQLite INTEGER, PostgreSQL bigint), so a
-larger one is refused as 422 instead of failing in the database driver."""
 RowId = Annotated[int, Path(ge=SAFE_INT_MIN, le=SAFE_INT_MAX)]
-
-
-def _in_utc(moment: dt.datetime) -> dt.datetime:
-    """A moment without a time zone is UTC; one whose UTC time is outside the years 1-9999 (e.g.
-    9999-12-31T23:00-05:00) cannot be stored or compared, so it is invalid input."""
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=dt.UTC)
-    try:
-        return moment.astimezone(dt.UTC)
-    except OverflowError:
-        raise ValueError("the moment in UTC is outside the years 1 to 9999") from None
-
-
-UtcDateTime = Annotated[dt.datetime, AfterValidator(_in_utc)]
-"""A request's date-time, in UTC."""
-AwareUtcDateTime = Annotated[AwareDatetime, AfterValidator(_in_utc)]
-"""A request's date-time that must name its time zone, in UTC."""
 
 
 class ReadModel(BaseModel):

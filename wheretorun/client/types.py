@@ -35,7 +35,7 @@ JSONObject = dict[str, Any]
 
 Body = Mapping[str, Any] | BaseModel
 """A request body: a mapping, or one of the API's own request models
-(`wheretorun.api.estimate_schemas.InferenceEstimateCreate`, ...), sent with `exclude_unset`."""
+(`wheretorun.services.estimate_schemas.InferenceEstimateCreate`, ...), sent with `exclude_unset`."""
 
 Money = Decimal | str
 Moment = dt.datetime | str

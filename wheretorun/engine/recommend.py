@@ -214,6 +214,7 @@ def _option(plan: Plan, rank: int, ranked: Sequence[Plan], hybrid: HybridSolutio
             HybridPart(p.role, p.label, p.units, p.share_of_requests, _money(p.usd)) for p in hybrid.parts
         )
     return PlanOption(
+        rank=rank + 1,
         option=plan.option,
         label=plan.label,
         setup=plan.setup,

@@ -109,6 +109,7 @@ class PlanOption:
     that serves demand; `headroom` the spare capacity at the busiest hour (0.25 = 25% spare).
     """
 
+    rank: int  # 1 = the best (cheapest over the horizon) of `Recommendation.options`
     option: OptionKind
     label: str
     setup: Setup

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from wheretorun.api.scenario_schemas import CustomPlanIn, ScenarioBody
 from wheretorun.engine import finance
 from wheretorun.engine.finance import (
     BreakEven,
@@ -21,6 +20,7 @@ from wheretorun.engine.finance import (
     PlanResult,
     Sensitivity,
 )
+from wheretorun.scenarios.schemas import CustomPlanIn, ScenarioBody
 
 __all__ = [
     "break_even_dict",

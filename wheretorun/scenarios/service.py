@@ -16,7 +16,14 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from wheretorun.api.scenario_schemas import (
+from wheretorun.engine import finance
+from wheretorun.errors import InvalidInput, NotFound, PreconditionFailed, PreconditionRequired
+from wheretorun.pricing.repositories import Page, PageRequest
+from wheretorun.pricing.snapshot import SnapshotCache, catalog_version_in_force
+from wheretorun.scenarios import convert
+from wheretorun.scenarios.models import ScenarioRecord, ScenarioVersion
+from wheretorun.scenarios.recommended import finance_plan_for_option
+from wheretorun.scenarios.schemas import (
     AnalysesIn,
     BreakEvenIn,
     CustomPlanIn,
@@ -27,12 +34,6 @@ from wheretorun.api.scenario_schemas import (
     ScenarioUpdate,
     SensitivityIn,
 )
-from wheretorun.engine import finance
-from wheretorun.errors import InvalidInput, NotFound, PreconditionFailed, PreconditionRequired
-from wheretorun.pricing.repositories import Page, PageRequest
-from wheretorun.pricing.snapshot import SnapshotCache, catalog_version_in_force
-from wheretorun.scenarios import convert
-from wheretorun.scenarios.models import ScenarioRecord, ScenarioVersion
 from wheretorun.services.engine_call import engine_call
 
 __all__ = [
@@ -177,12 +178,7 @@ def _plans(session: Session, body: ScenarioBody, snapshots: SnapshotCache) -> li
 def _recommended_plan(
     session: Session, body: ScenarioBody, plan: RecommendedPlanIn, index: int, snapshots: SnapshotCache
 ) -> finance.Plan:
-    from wheretorun.services.recommendations import finance_plan_for_option
-
-    result: finance.Plan = finance_plan_for_option(
-        session, plan, body.as_of, f"body.plans.{index}", snapshots
-    )
-    return result
+    return finance_plan_for_option(session, plan, body.as_of, f"body.plans.{index}", snapshots)
 
 
 def finance_evaluation(

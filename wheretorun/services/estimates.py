@@ -1,4 +1,5 @@
-"""Estimate requests: resolve catalog references, build the engine's inputs, run the engine.
+"""Estimate requests: resolve catalog references, build the engine's inputs, run the engine, answer
+the read model (`estimate_schemas.py` holds both the request and the read models).
 
 Impossible inputs come back as `InvalidInput` naming the request field (`body.model.layers`,
 `body.tensor_parallel`), whether pydantic, the catalog or the engine found them.
@@ -12,15 +13,17 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from wheretorun import engine
-from wheretorun.api.estimate_schemas import (
-    AcceleratorSpecIn,
-    InferenceEstimateCreate,
-    ModelArchitectureIn,
-    TrainingEstimateCreate,
-)
 from wheretorun.errors import InvalidInput, NotFound
 from wheretorun.pricing.snapshot import load_accelerator_spec, load_model_architecture
 from wheretorun.services.engine_call import engine_call
+from wheretorun.services.estimate_schemas import (
+    AcceleratorSpecIn,
+    InferenceEstimateCreate,
+    InferenceEstimateRead,
+    ModelArchitectureIn,
+    TrainingEstimateCreate,
+    TrainingEstimateRead,
+)
 
 __all__ = ["estimate_inference", "estimate_training", "resolve_accelerator", "resolve_model"]
 
@@ -53,7 +56,7 @@ def _precision(value: str, field: str) -> engine.Precision:
     return engine_call("body", lambda: engine.parse_precision(value, field))
 
 
-def estimate_inference(session: Session, request: InferenceEstimateCreate) -> dict[str, Any]:
+def estimate_inference(session: Session, request: InferenceEstimateCreate) -> InferenceEstimateRead:
     model = resolve_model(session, request.model, "body.model")
     accelerator = resolve_accelerator(session, request.accelerator, "body.accelerator")
     speculative = None
@@ -89,10 +92,10 @@ def estimate_inference(session: Session, request: InferenceEstimateCreate) -> di
         ),
     )
     estimate = engine_call("body", lambda: engine.estimate_inference(model, accelerator, config))
-    return {"model": model.name, "accelerator": accelerator.name, **dataclasses.asdict(estimate)}
+    return InferenceEstimateRead.model_validate(_named(estimate, model, accelerator))
 
 
-def estimate_training(session: Session, request: TrainingEstimateCreate) -> dict[str, Any]:
+def estimate_training(session: Session, request: TrainingEstimateCreate) -> TrainingEstimateRead:
     model = resolve_model(session, request.model, "body.model")
     accelerator = resolve_accelerator(session, request.accelerator, "body.accelerator")
     fields = request.model_dump(exclude={"model", "accelerator"})
@@ -100,4 +103,13 @@ def estimate_training(session: Session, request: TrainingEstimateCreate) -> dict
     fields["precision"] = _precision(request.precision, "precision")
     config = engine_call("body", lambda: engine.TrainingConfig(**fields))
     estimate = engine_call("body", lambda: engine.estimate_training(model, accelerator, config))
+    return TrainingEstimateRead.model_validate(_named(estimate, model, accelerator))
+
+
+def _named(
+    estimate: engine.InferenceEstimate | engine.TrainingEstimate,
+    model: engine.ModelArchitecture,
+    accelerator: engine.AcceleratorSpec,
+) -> dict[str, Any]:
+    """The estimate's fields, with the model and accelerator it is for."""
     return {"model": model.name, "accelerator": accelerator.name, **dataclasses.asdict(estimate)}

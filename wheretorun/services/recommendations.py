@@ -1,6 +1,7 @@
-"""Recommendation requests: API body -> engine values -> `engine.recommend` -> response dict.
+"""Recommendation requests: request model -> engine values -> `engine.recommend` -> read model.
 
-Also turns one recommended option into a finance plan for scenarios (`finance_plan_for_option`).
+The request and read models are this service's own (`recommendation_schemas.py`,
+`recommendation_reads.py`); the HTTP API and the CLI both speak them.
 """
 
 from __future__ import annotations
@@ -13,18 +14,9 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from wheretorun import engine
-from wheretorun.api.recommendation_schemas import (
-    AssumptionsIn,
-    BatchWorkloadIn,
-    ConstraintsIn,
-    InferenceWorkloadIn,
-    RecommendationCreate,
-    TrainingWorkloadIn,
-    WorkloadIn,
-)
-from wheretorun.engine.assumptions import DEFAULT_SOURCES, Assumptions
+from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.recommend import recommend
-from wheretorun.engine.recommendation import PlanOption, Recommendation
+from wheretorun.engine.recommendation import Recommendation
 from wheretorun.engine.workload import (
     BatchWorkload,
     Constraints,
@@ -37,14 +29,31 @@ from wheretorun.errors import InvalidInput
 from wheretorun.pricing.repositories import read_point, resolve_accelerator_id
 from wheretorun.pricing.snapshot import SnapshotCache
 from wheretorun.services.engine_call import engine_call
+from wheretorun.services.recommendation_reads import (
+    AssumptionRead,
+    BreakEvenRead,
+    OptionRead,
+    RecommendationRead,
+    RejectedRead,
+)
+from wheretorun.services.recommendation_schemas import (
+    AssumptionsIn,
+    BatchWorkloadIn,
+    ConstraintsIn,
+    InferenceWorkloadIn,
+    RecommendationCreate,
+    TrainingWorkloadIn,
+    WorkloadIn,
+)
 
 __all__ = [
     "assumption_defaults",
+    "assumption_reads",
     "engine_assumptions",
     "engine_constraints",
     "engine_workload",
     "recommend_for",
-    "recommendation_dict",
+    "recommendation_read",
     "run_recommendation",
 ]
 
@@ -141,13 +150,18 @@ def engine_assumptions(assumptions: AssumptionsIn, prefix: str = "body") -> Assu
     return engine_call(prefix, lambda: Assumptions(**overrides))
 
 
-def assumption_defaults() -> dict[str, dict[str, Any]]:
-    """Every assumption with its default and where that default comes from."""
-    defaults = Assumptions()
+def assumption_reads(assumptions: Assumptions) -> dict[str, AssumptionRead]:
+    """Every assumption with its value and where that value comes from."""
+    sources = assumptions.sources()
     return {
-        item.name: {"value": _plain(getattr(defaults, item.name)), "source": DEFAULT_SOURCES[item.name]}
-        for item in dataclasses.fields(defaults)
+        item.name: AssumptionRead(value=_plain(getattr(assumptions, item.name)), source=sources[item.name])
+        for item in dataclasses.fields(assumptions)
     }
+
+
+def assumption_defaults() -> dict[str, AssumptionRead]:
+    """Every assumption with its default and where that default comes from."""
+    return assumption_reads(Assumptions())
 
 
 def _plain(value: Any) -> Any:
@@ -189,7 +203,9 @@ def _check_models(workload: Workload, catalog: Any, field: str) -> None:
             raise InvalidInput(where, f"no catalog model {name!r} (GET /v1/models lists them)")
 
 
-def recommend_for(session: Session, body: RecommendationCreate, snapshots: SnapshotCache) -> dict[str, Any]:
+def recommend_for(
+    session: Session, body: RecommendationCreate, snapshots: SnapshotCache
+) -> RecommendationRead:
     recommendation = run_recommendation(
         session,
         body.workload,
@@ -198,118 +214,26 @@ def recommend_for(session: Session, body: RecommendationCreate, snapshots: Snaps
         read_point(session, body.as_of, body.catalog_version, "body.catalog_version").as_of,
         snapshots,
     )
-    return recommendation_dict(recommendation, body.limit)
+    return recommendation_read(recommendation, body.limit)
 
 
-def _option_dict(option: PlanOption, rank: int) -> dict[str, Any]:
-    values = dataclasses.asdict(option)
-    values["option"] = option.option.value
-    values["rank"] = rank
-    return values
-
-
-def recommendation_dict(recommendation: Recommendation, limit: int | None = None) -> dict[str, Any]:
+def recommendation_read(recommendation: Recommendation, limit: int | None = None) -> RecommendationRead:
+    """The answer: the first `limit` ranked options, and the rest of the recommendation as it is."""
     options = recommendation.options[:limit] if limit else recommendation.options
-    ranks = {id(option): rank for rank, option in enumerate(recommendation.options, start=1)}
-    sources = recommendation.assumptions.sources()
-    break_even = recommendation.break_even
-    return {
-        "workload_kind": recommendation.workload_kind,
-        "options": [_option_dict(option, rank) for rank, option in enumerate(options, start=1)],
-        "best_per_option": {
-            kind.value: _option_dict(option, ranks.get(id(option), 0))
+    return RecommendationRead(
+        workload_kind=recommendation.workload_kind,
+        options=[OptionRead.model_validate(option) for option in options],
+        best_per_option={
+            kind.value: OptionRead.model_validate(option)
             for kind, option in recommendation.best_per_option.items()
         },
-        "rejected": [
-            {"reason": group.reason.value, "count": group.count, "examples": list(group.examples)}
-            for group in recommendation.rejected
-        ],
-        "break_even": None
-        if break_even is None
-        else {
-            **dataclasses.asdict(break_even),
-            "points": [
-                {**dataclasses.asdict(point), "usd_per_month": dict(point.usd_per_month)}
-                for point in break_even.points
-            ],
-        },
-        "assumptions": {
-            item.name: {
-                "value": _plain(getattr(recommendation.assumptions, item.name)),
-                "source": sources[item.name],
-            }
-            for item in dataclasses.fields(recommendation.assumptions)
-        },
-        "catalog_version": recommendation.catalog_version,
-        "as_of": recommendation.as_of,
-        "candidates_evaluated": recommendation.candidates_evaluated,
-        "notes": list(recommendation.notes),
-    }
-
-
-# --- a recommended option as a finance plan (for scenarios) ----------------------------------
-
-# The finance engine models purchases, resale and the cost of capital itself (capex, book value,
-# discounting), so those lines of an option become one capex item instead of cash flows.
-_CAPITAL_LINES = {"hardware purchase", "card purchase", "resale value", "cost of capital"}
-# Lines that do not grow with traffic: paid per month.
-_FIXED_LINES = {"operations staff", "upkeep", "maintenance", "colocation"}
-_CATEGORIES = {
-    "operations staff": "staff",
-    "upkeep": "staff",
-    "maintenance": "maintenance",
-    "colocation": "colocation",
-    "power": "power",
-    "instance hours": "compute",
-    "rental during lead time": "compute",
-}
-
-
-def finance_plan_for_option(
-    session: Session, plan: Any, as_of: dt.datetime | None, field: str, snapshots: SnapshotCache
-) -> Any:
-    """The best `plan.option` for `plan.workload` as a finance plan: capex for the hardware,
-    fixed monthly lines, and the rest per million tokens so it follows the scenario's traffic."""
-    from wheretorun.engine import finance
-
-    recommendation = run_recommendation(
-        session, plan.workload, plan.constraints, plan.assumptions, as_of, snapshots, prefix=field
+        rejected=[RejectedRead.model_validate(group) for group in recommendation.rejected],
+        break_even=None
+        if recommendation.break_even is None
+        else BreakEvenRead.model_validate(recommendation.break_even),
+        assumptions=assumption_reads(recommendation.assumptions),
+        catalog_version=recommendation.catalog_version,
+        as_of=recommendation.as_of,
+        candidates_evaluated=recommendation.candidates_evaluated,
+        notes=list(recommendation.notes),
     )
-    option = recommendation.best_per_option.get(OptionKind(plan.option))
-    if option is None:
-        reasons = ", ".join(f"{g.reason.value} ({g.count})" for g in recommendation.rejected)
-        raise InvalidInput(
-            f"{field}.option", f"no feasible {plan.option} option for this workload; rejected: {reasons}"
-        )
-    a = recommendation.assumptions
-    months = a.horizon_months
-    tokens = _tokens_served(option)
-    capex = []
-    if option.capex_usd > 0:
-        capex.append(
-            finance.CapexItem(
-                name=f"{option.setup.accelerator_id or 'hardware'} purchase",
-                amount_usd=float(option.capex_usd),
-                depreciation_years=a.depreciation_years,
-                residual_fraction=a.residual_value_fraction,
-            )
-        )
-    opex, usage = [], []
-    for line in option.breakdown:
-        if line.name in _CAPITAL_LINES or line.usd == 0:
-            continue
-        category = finance.CostCategory(_CATEGORIES.get(line.name, "tokens"))
-        if line.name in _FIXED_LINES or tokens is None:
-            opex.append(finance.OpexLine(line.name, float(line.usd) / months, category))
-        else:
-            usage.append(finance.UsageLine(line.name, float(line.usd) / tokens * 1e6, category=category))
-    return finance.Plan(
-        name=plan.name or option.label, capex=tuple(capex), opex=tuple(opex), usage=tuple(usage)
-    )
-
-
-def _tokens_served(option: PlanOption) -> float | None:
-    """Tokens over the horizon, from the all-in price per million tokens (None for training)."""
-    if option.usd_per_million_tokens is None or option.usd_per_million_tokens <= 0:
-        return None
-    return float(option.total_usd / option.usd_per_million_tokens) * 1e6

@@ -19,8 +19,9 @@ from wheretorun.api.admin_schemas import (
     OverrideRead,
 )
 from wheretorun.api.deps import AdminKey, ClockDep, FetcherDep, ReadKey, SessionDep, SettingsDep, WriteKey
-from wheretorun.api.schemas import SAFE_INT_MAX, PageRead, RowId
+from wheretorun.api.schemas import PageRead, RowId
 from wheretorun.errors import InvalidInput, PayloadTooLarge
+from wheretorun.fields import SAFE_INT_MAX
 from wheretorun.pricing import imports, overrides
 from wheretorun.security import list_audit_entries
 

@@ -12,7 +12,6 @@ from fastapi import APIRouter, Depends, Query
 from wheretorun.api.deps import ClockDep, SessionDep, catalog_reads
 from wheretorun.api.presenters import accelerator_reads, api_price_read, cloud_offer_read, model_reads
 from wheretorun.api.schemas import (
-    SAFE_INT_MAX,
     AcceleratorRead,
     ApiPriceRead,
     CatalogRead,
@@ -23,9 +22,9 @@ from wheretorun.api.schemas import (
     PageRead,
     PricedPageRead,
     RowId,
-    UtcDateTime,
 )
 from wheretorun.errors import InvalidInput
+from wheretorun.fields import SAFE_INT_MAX, UtcDateTime
 from wheretorun.pricing import repositories as repo
 from wheretorun.pricing.overrides import overrides_in_force
 

@@ -7,13 +7,13 @@ from typing import Any
 from fastapi import APIRouter
 
 from wheretorun.api.deps import SessionDep
-from wheretorun.api.estimate_schemas import (
+from wheretorun.services import estimates
+from wheretorun.services.estimate_schemas import (
     InferenceEstimateCreate,
     InferenceEstimateRead,
     TrainingEstimateCreate,
     TrainingEstimateRead,
 )
-from wheretorun.services import estimates
 
 router = APIRouter(prefix="/v1/estimates", tags=["estimates"])
 
@@ -36,7 +36,7 @@ def estimate_inference(session: SessionDep, request: InferenceEstimateCreate) ->
     """Memory, time to first token, time per output token and throughput of serving `model` on
     `accelerator_count` x `accelerator`. A deployment too big for the memory is a 200 with
     `memory.fits: false` and the shortfall."""
-    return InferenceEstimateRead.model_validate(estimates.estimate_inference(session, request))
+    return estimates.estimate_inference(session, request)
 
 
 @router.post(
@@ -49,4 +49,4 @@ def estimate_inference(session: SessionDep, request: InferenceEstimateCreate) ->
 def estimate_training(session: SessionDep, request: TrainingEstimateCreate) -> TrainingEstimateRead:
     """Memory per accelerator, FLOPs, MFU, accelerator-hours and wall-clock hours of a training or
     fine-tuning job."""
-    return TrainingEstimateRead.model_validate(estimates.estimate_training(session, request))
+    return estimates.estimate_training(session, request)

@@ -7,10 +7,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from wheretorun.api.deps import SessionDep
-from wheretorun.api.recommendation_reads import AssumptionRead, RecommendationRead
-from wheretorun.api.recommendation_schemas import RecommendationCreate
 from wheretorun.pricing.snapshot import SnapshotCache
 from wheretorun.services import recommendations
+from wheretorun.services.recommendation_reads import AssumptionRead, RecommendationRead
+from wheretorun.services.recommendation_schemas import RecommendationCreate
 
 router = APIRouter(prefix="/v1/recommendations", tags=["recommendations"])
 
@@ -30,7 +30,7 @@ def create_recommendation(
     workload; answer the ranked options, the rejected candidates grouped by rule, the break-even
     between the top options, the assumptions used and the catalog version."""
     snapshots: SnapshotCache = request.app.state.snapshots
-    result = RecommendationRead.model_validate(recommendations.recommend_for(session, body, snapshots))
+    result = recommendations.recommend_for(session, body, snapshots)
     request.app.state.metrics.candidates_evaluated.observe(result.candidates_evaluated)
     return result
 
@@ -40,7 +40,4 @@ def create_recommendation(
 )
 def list_assumptions() -> dict[str, AssumptionRead]:
     """Every assumption of the money model, its default, and where that default comes from."""
-    return {
-        name: AssumptionRead.model_validate(entry)
-        for name, entry in recommendations.assumption_defaults().items()
-    }
+    return recommendations.assumption_defaults()

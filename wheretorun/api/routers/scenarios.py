@@ -13,7 +13,14 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from wheretorun.api.deps import SessionDep
-from wheretorun.api.scenario_schemas import (
+from wheretorun.api.schemas import PageRead, RowId
+from wheretorun.errors import InvalidInput
+from wheretorun.fields import SAFE_INT_MAX, SAFE_INT_MIN
+from wheretorun.pricing.repositories import PageRequest
+from wheretorun.pricing.snapshot import SnapshotCache
+from wheretorun.scenarios import exports, service
+from wheretorun.scenarios.models import ScenarioRecord
+from wheretorun.scenarios.schemas import (
     ANALYSES_EXAMPLE,
     SCENARIO_EXAMPLES,
     AnalysesIn,
@@ -24,12 +31,6 @@ from wheretorun.api.scenario_schemas import (
     ScenarioUpdate,
     ScenarioVersionRead,
 )
-from wheretorun.api.schemas import SAFE_INT_MAX, SAFE_INT_MIN, PageRead, RowId
-from wheretorun.errors import InvalidInput
-from wheretorun.pricing.repositories import PageRequest
-from wheretorun.pricing.snapshot import SnapshotCache
-from wheretorun.scenarios import exports, service
-from wheretorun.scenarios.models import ScenarioRecord
 
 router = APIRouter(prefix="/v1/scenarios", tags=["scenarios"])
 

@@ -1,23 +1,28 @@
-"""Response shapes of `/v1/recommendations` (money as exact decimal strings in USD)."""
+"""What the recommendation service answers (money as exact decimal strings in USD). Each read model
+is built from the attributes of the engine value of the same name (`from_attributes`)."""
 
 from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-__all__ = ["AssumptionRead", "RecommendationRead"]
+__all__ = ["AssumptionRead", "OptionRead", "RecommendationRead"]
 
 
-class CostLineRead(BaseModel):
+class ReadModel(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+
+class CostLineRead(ReadModel):
     name: str
     usd: Decimal
     note: str = ""
 
 
-class SetupRead(BaseModel):
+class SetupRead(ReadModel):
     model_id: str
     accelerator_id: str | None = None
     accelerator_count: int | None = None
@@ -36,7 +41,7 @@ class SetupRead(BaseModel):
     hosted_model_id: str | None = None
 
 
-class HybridPartRead(BaseModel):
+class HybridPartRead(ReadModel):
     role: str
     label: str
     units: int | None
@@ -44,7 +49,7 @@ class HybridPartRead(BaseModel):
     usd: Decimal
 
 
-class OptionRead(BaseModel):
+class OptionRead(ReadModel):
     rank: int
     option: str = Field(description="hosted_api | cloud | owned | local | hybrid")
     label: str
@@ -65,27 +70,28 @@ class OptionRead(BaseModel):
     hybrid_parts: list[HybridPartRead] = []
 
 
-class RejectedRead(BaseModel):
+class RejectedRead(ReadModel):
     reason: str
     count: int
     examples: list[str]
 
 
-class BreakEvenPointRead(BaseModel):
+class BreakEvenPointRead(ReadModel):
     multiplier: float
     volume: float
-    usd_per_month: dict[str, Decimal]
+    # the engine keeps (plan label, cost) pairs in the order of `BreakEven.compared`
+    usd_per_month: Annotated[dict[str, Decimal], BeforeValidator(dict)]
     winner: str
 
 
-class CrossoverRead(BaseModel):
+class CrossoverRead(ReadModel):
     multiplier: float
     volume: float
     from_label: str
     to_label: str
 
 
-class BreakEvenRead(BaseModel):
+class BreakEvenRead(ReadModel):
     volume_unit: str
     current_volume: float
     compared: list[str]
@@ -95,12 +101,12 @@ class BreakEvenRead(BaseModel):
     summary: str
 
 
-class AssumptionRead(BaseModel):
+class AssumptionRead(ReadModel):
     value: Any
     source: str
 
 
-class RecommendationRead(BaseModel):
+class RecommendationRead(ReadModel):
     workload_kind: str
     options: list[OptionRead] = Field(description="Ranked, best (cheapest over the horizon) first.")
     best_per_option: dict[str, OptionRead]

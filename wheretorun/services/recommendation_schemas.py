@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from wheretorun.api.schemas import UtcDateTime
+from wheretorun.fields import UtcDateTime
 
 __all__ = [
     "AssumptionsIn",

@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from wheretorun.api.recommendation_schemas import AssumptionsIn, ConstraintsIn, WorkloadIn
-from wheretorun.api.schemas import UtcDateTime
+from wheretorun.fields import UtcDateTime
+from wheretorun.services.recommendation_schemas import AssumptionsIn, ConstraintsIn, WorkloadIn
 
 __all__ = [
     "BreakEvenIn",

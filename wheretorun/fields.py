@@ -1,0 +1,33 @@
+"""Field types shared by the request models of every layer (services, scenarios, the HTTP API):
+date-times normalised to UTC, and the integers an id, version or offset may be."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated
+
+from pydantic import AfterValidator, AwareDatetime
+
+__all__ = ["SAFE_INT_MAX", "SAFE_INT_MIN", "AwareUtcDateTime", "UtcDateTime"]
+
+SAFE_INT_MIN, SAFE_INT_MAX = -(2**53 - 1), 2**53 - 1
+"""The integers an id, version or offset may be: exact as JSON numbers everywhere (JavaScript's
+safe integers) and well inside what both databases store (SQLite INTEGER, PostgreSQL bigint), so a
+larger one is refused as 422 instead of failing in the database driver."""
+
+
+def _in_utc(moment: dt.datetime) -> dt.datetime:
+    """A moment without a time zone is UTC; one whose UTC time is outside the years 1-9999 (e.g.
+    9999-12-31T23:00-05:00) cannot be stored or compared, so it is invalid input."""
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=dt.UTC)
+    try:
+        return moment.astimezone(dt.UTC)
+    except OverflowError:
+        raise ValueError("the moment in UTC is outside the years 1 to 9999") from None
+
+
+UtcDateTime = Annotated[dt.datetime, AfterValidator(_in_utc)]
+"""A request's date-time, in UTC."""
+AwareUtcDateTime = Annotated[AwareDatetime, AfterValidator(_in_utc)]
+"""A request's date-time that must name its time zone, in UTC."""
