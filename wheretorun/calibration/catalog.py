@@ -1,6 +1,9 @@
 """Engine values (AcceleratorSpec, ModelArchitecture) built from gpus.csv and models.csv.
 
-Figures come from the CSV cells; what is added here is classification (which chip generation and
+Figures come from the CSV cells, except the dense tensor peaks that the catalog's
+`accelerator_tensor_peaks.csv` corrects (vendor whitepaper figures with FP32 accumulation: the
+gpus.csv GeForce rows give the FP16-accumulate rate, twice as high), so calibration and the
+catalog use one figure per part; what is added here is classification (which chip generation and
 memory technology a GPU belongs to) and name matching, each with its reason. Models the benchmark
 rows use but models.csv lacks are added only where a cited source gives their shapes.
 """
@@ -8,10 +11,10 @@ rows use but models.csv lacks are added only where a cited source gives their sh
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
-from wheretorun.calibration.data import Row, read_rows
+from wheretorun.calibration.data import Row, calibration_dir, read_rows
 from wheretorun.engine import AcceleratorSpec, AttentionKind, MemoryKind, ModelArchitecture
 
 __all__ = [
@@ -60,6 +63,12 @@ _MEMORY_KIND_WHEN_EMPTY = {
     "NVIDIA GeForce RTX 3090": MemoryKind.GDDR,
     "NVIDIA RTX 6000 Ada": MemoryKind.GDDR,
     "Google TPU v6e": MemoryKind.HBM,
+}
+
+# gpus.csv rows whose tensor peaks `accelerator_tensor_peaks.csv` corrects -> catalog accelerator id.
+_CATALOG_ID = {
+    "NVIDIA GeForce RTX 4090": "rtx-4090",
+    "NVIDIA GeForce RTX 3090": "rtx-3090",
 }
 
 # gpus.csv note on the M2 Ultra row: "GPU can only wire ~75-78% of unified memory by default".
@@ -122,13 +131,25 @@ def _memory_kind(row: Row) -> MemoryKind | None:
     return _MEMORY_KIND_WHEN_EMPTY.get(row["gpu"])
 
 
+@cache
+def _tensor_peaks() -> dict[str, dict[str, float]]:
+    """The catalog's corrected peaks by accelerator id and field (the file lives next to
+    calibration/ in the package data)."""
+    rows = read_rows("accelerator_tensor_peaks.csv", calibration_dir().parent)
+    peaks: dict[str, dict[str, float]] = {}
+    for row in rows:
+        peaks.setdefault(row["id"], {})[row["field"]] = float(row["value"])
+    return peaks
+
+
 def _accelerator(row: Row) -> AcceleratorSpec | None:
     memory = _float(row["memory_gb"])
     bandwidth = _float(row["memory_bandwidth_gb_s"])
     kind = _memory_kind(row)
     if memory is None or bandwidth is None or kind is None:
         return None
-    return AcceleratorSpec(
+    corrected = _tensor_peaks().get(_CATALOG_ID.get(row["gpu"], ""), {})
+    spec = AcceleratorSpec(
         name=row["gpu"],
         memory_gb=memory,
         memory_bandwidth_gb_s=bandwidth,
@@ -141,6 +162,13 @@ def _accelerator(row: Row) -> AcceleratorSpec | None:
         tdp_w=_float(row["tdp_w"]),
         interconnect_gb_s=_float(row["interconnect_bw_gb_s_unidirectional"]),
         usable_memory_fraction=_USABLE_FRACTION.get(row["gpu"], 1.0),
+    )
+    return replace(
+        spec,
+        bf16_tflops=corrected.get("bf16_tflops", spec.bf16_tflops),
+        fp8_tflops=corrected.get("fp8_tflops", spec.fp8_tflops),
+        int8_tops=corrected.get("int8_tops", spec.int8_tops),
+        fp32_tflops=corrected.get("fp32_tflops", spec.fp32_tflops),
     )
 
 

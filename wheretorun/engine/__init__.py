@@ -37,7 +37,13 @@ from wheretorun.engine.inference import (
     estimate_inference,
 )
 from wheretorun.engine.memory import kv_cache_bytes_per_sequence, kv_cache_bytes_per_token, weights_bytes
-from wheretorun.engine.precision import ComputeDtype, Precision, parse_precision
+from wheretorun.engine.precision import (
+    ComputeDtype,
+    Precision,
+    PrecisionSupport,
+    parse_precision,
+    parse_precision_list,
+)
 from wheretorun.engine.specs import AcceleratorSpec, AttentionKind, MemoryKind, ModelArchitecture
 from wheretorun.engine.sweep import SweepGrid, SweepResult, sweep_inference
 from wheretorun.engine.training import TrainingEstimate, TrainingMemory, estimate_training
@@ -59,6 +65,7 @@ __all__ = [
     "ModelArchitecture",
     "PerformanceEstimate",
     "Precision",
+    "PrecisionSupport",
     "RequestRate",
     "ServingEfficiency",
     "ServingEngine",
@@ -76,6 +83,7 @@ __all__ = [
     "kv_cache_bytes_per_sequence",
     "kv_cache_bytes_per_token",
     "parse_precision",
+    "parse_precision_list",
     "sweep_inference",
     "weights_bytes",
 ]

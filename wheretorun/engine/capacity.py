@@ -18,6 +18,12 @@ refinement leaves the capacity at most ~6% under the exact value, never over it.
 
 Without latency targets a replica runs at the largest concurrency that fits, up to the engine's
 batch limit (vLLM `max_num_seqs`, see `max_batch`).
+
+Precisions are asked for as slots (bf16, fp8, int8, awq-int4). An accelerator that cannot serve a
+slot's format but serves one that stores the same bytes runs that instead (bf16 -> fp16 on Turing
+and Volta, awq-int4 -> gptq-int4 on Volta; `PrecisionSupport.served_instead`), and its capacity
+says so in `precision`. A slot it cannot serve at all is `unsupported_precision`; one whose compute
+peak is unknown is `unspecified_hardware`, never sized from decode alone (prefill needs the peak).
 """
 
 from __future__ import annotations
@@ -49,13 +55,15 @@ class Verdict:
     OK = ""
     INVALID_LAYOUT = "invalid_layout"  # tensor-parallel degree does not divide the attention heads
     UNSPECIFIED_HARDWARE = "unspecified_hardware"
+    UNSUPPORTED_PRECISION = "unsupported_precision"
     DOES_NOT_FIT_MEMORY = "does_not_fit_memory"
     MISSES_LATENCY_TARGET = "misses_latency_target"
 
 
 @dataclass(frozen=True, slots=True)
 class ReplicaCapacity:
-    """One model replica on `accelerators` x `accelerator_id` at `precision`."""
+    """One model replica on `accelerators` x `accelerator_id` at `precision` (the format it runs:
+    fp16 where the bf16 slot was asked of a chip without bf16)."""
 
     accelerator_id: str
     accelerators: int
@@ -91,24 +99,27 @@ def max_batch(engine: ServingEngine, spec: AcceleratorSpec) -> int:
 
 @dataclass(frozen=True, slots=True)
 class _Configs:
-    """Flat list of configurations: parallel arrays indexing accelerators and precisions."""
+    """Flat list of configurations: parallel arrays indexing accelerators, precision slots and
+    the precisions actually run (`_Request.run_precisions`)."""
 
     accelerator: IntArray
     size: IntArray
     precision: IntArray
+    run: IntArray
 
     def __len__(self) -> int:
         return int(self.accelerator.shape[0])
 
     def take(self, rows: IntArray) -> _Configs:
-        return _Configs(self.accelerator[rows], self.size[rows], self.precision[rows])
+        return _Configs(self.accelerator[rows], self.size[rows], self.precision[rows], self.run[rows])
 
 
 @dataclass(frozen=True, slots=True)
 class _Request:
     model: ModelArchitecture
     accelerators: tuple[AcceleratorSpec, ...]
-    precisions: tuple[Precision, ...]
+    precisions: tuple[Precision, ...]  # the slots asked for
+    run_precisions: tuple[Precision, ...]  # the slots and the same-bytes formats run instead
     engine: ServingEngine
     input_tokens: int
     output_tokens: int
@@ -121,11 +132,11 @@ class _Request:
         grid = SweepGrid(
             models=(self.model,),
             accelerators=self.accelerators,
-            precisions=self.precisions,
+            precisions=self.run_precisions,
             engines=(self.engine,),
             model_index=np.zeros(count, dtype=np.int64),
             accelerator_index=configs.accelerator,
-            precision_index=configs.precision,
+            precision_index=configs.run,
             engine_index=np.zeros(count, dtype=np.int64),
             accelerator_count=configs.size,
             input_tokens=np.full(count, self.input_tokens, dtype=np.int64),
@@ -159,10 +170,12 @@ def serving_capacities(
     """Capacity of one replica for every accelerator x replica size x precision."""
     if not accelerators or not precisions:
         return {}
+    specs = tuple(spec for _, spec in accelerators)
     request = _Request(
         model=model,
-        accelerators=tuple(spec for _, spec in accelerators),
+        accelerators=specs,
         precisions=tuple(precisions),
+        run_precisions=_run_precisions(specs, precisions),
         engine=engine,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
@@ -170,11 +183,13 @@ def serving_capacities(
         tpot_ms=tpot_ms,
         efficiency=efficiency,
     )
-    every = _all_configs(len(accelerators), len(precisions))
+    every = _all_configs(request)
     layouts = [_layout_problem(request, every, row) for row in range(len(every))]
     ids = [accelerator_id for accelerator_id, _ in accelerators]
     capacities = {
-        _key(request, ids, every, row): _unusable(_key(request, ids, every, row), problem)
+        _key(request, ids, every, row): _unusable(
+            _key(request, ids, every, row), _runs(request, every, row), problem
+        )
         for row, problem in enumerate(layouts)
         if problem is not None
     }
@@ -194,9 +209,12 @@ def serving_capacities(
         key = _key(request, ids, configs, row)
         if final is not None and row in feasible:
             concurrency, k = feasible[row]
-            capacities[key] = _capacity(request, key, at_one, row, final, k, concurrency)
+            runs = _runs(request, configs, row)
+            capacities[key] = _capacity(request, key, runs, at_one, row, final, k, concurrency)
         else:
-            capacities[key] = _infeasible(key, at_one, row, _why_not(request, configs, row, first))
+            capacities[key] = _infeasible(
+                key, _runs(request, configs, row), at_one, row, _why_not(request, configs, row, first)
+            )
     return capacities
 
 
@@ -204,10 +222,34 @@ def _key(request: _Request, ids: Sequence[str], configs: _Configs, row: int) -> 
     return ids[configs.accelerator[row]], int(configs.size[row]), request.precisions[configs.precision[row]]
 
 
+def _runs(request: _Request, configs: _Configs, row: int) -> Precision:
+    return request.run_precisions[int(configs.run[row])]
+
+
+def _served_as(spec: AcceleratorSpec, slot: Precision) -> Precision:
+    """The format `spec` runs for `slot` (the slot itself when it serves neither)."""
+    support = spec.precision_support
+    if support is None:
+        return slot
+    return support.served_instead(slot) or slot
+
+
+def _run_precisions(specs: Sequence[AcceleratorSpec], slots: Sequence[Precision]) -> tuple[Precision, ...]:
+    extra = {_served_as(spec, slot) for spec in specs for slot in slots} - set(slots)
+    return (*slots, *sorted(extra))
+
+
 def _layout_problem(request: _Request, configs: _Configs, row: int) -> tuple[str, str] | None:
     """Why a replica layout cannot exist at all (checked before any estimate), or None."""
     spec = request.accelerators[configs.accelerator[row]]
     size = int(configs.size[row])
+    runs = _runs(request, configs, row)
+    unsupported = spec.serving_problem(runs)
+    if unsupported is not None:
+        return Verdict.UNSUPPORTED_PRECISION, unsupported
+    no_peak = spec.compute_peak_problem(runs)
+    if no_peak is not None:
+        return Verdict.UNSPECIFIED_HARDWARE, no_peak
     heads = request.model.attention_heads
     if heads % size:
         return Verdict.INVALID_LAYOUT, f"{size} does not divide the model's {heads} attention heads"
@@ -219,11 +261,11 @@ def _layout_problem(request: _Request, configs: _Configs, row: int) -> tuple[str
     return None
 
 
-def _unusable(key: tuple[str, int, Precision], problem: tuple[str, str]) -> ReplicaCapacity:
+def _unusable(key: tuple[str, int, Precision], runs: Precision, problem: tuple[str, str]) -> ReplicaCapacity:
     return ReplicaCapacity(
         accelerator_id=key[0],
         accelerators=key[1],
-        precision=key[2],
+        precision=runs,
         verdict=problem[0],
         detail=problem[1],
         requests_per_s=0.0,
@@ -260,12 +302,24 @@ class _Columns:
         )
 
 
-def _all_configs(accelerators: int, precisions: int) -> _Configs:
+def _all_configs(request: _Request) -> _Configs:
+    """Every accelerator x replica size x slot, with the index of the precision each row runs."""
+    accelerators, slots = len(request.accelerators), len(request.precisions)
     grid = np.stack(
-        np.meshgrid(np.arange(accelerators), np.asarray(REPLICA_SIZES), np.arange(precisions), indexing="ij"),
+        np.meshgrid(np.arange(accelerators), np.asarray(REPLICA_SIZES), np.arange(slots), indexing="ij"),
         axis=-1,
     ).reshape(-1, 3)
-    return _Configs(grid[:, 0].astype(np.int64), grid[:, 1].astype(np.int64), grid[:, 2].astype(np.int64))
+    position = {precision: index for index, precision in enumerate(request.run_precisions)}
+    run_of = np.asarray(
+        [[position[_served_as(spec, slot)] for slot in request.precisions] for spec in request.accelerators],
+        dtype=np.int64,
+    )
+    return _Configs(
+        grid[:, 0].astype(np.int64),
+        grid[:, 1].astype(np.int64),
+        grid[:, 2].astype(np.int64),
+        run_of[grid[:, 0], grid[:, 2]],
+    )
 
 
 def _concurrency_limits(request: _Request, configs: _Configs, first: SweepResult) -> IntArray:
@@ -313,6 +367,7 @@ def _number(value: float) -> float | None:
 def _capacity(
     request: _Request,
     key: tuple[str, int, Precision],
+    runs: Precision,
     at_one: _Columns,
     row: int,
     final: _Columns,
@@ -324,7 +379,7 @@ def _capacity(
     return ReplicaCapacity(
         accelerator_id=key[0],
         accelerators=key[1],
-        precision=key[2],
+        precision=runs,
         verdict=Verdict.OK,
         detail="",
         requests_per_s=tokens_per_s / request.output_tokens,
@@ -341,12 +396,12 @@ def _capacity(
 
 
 def _infeasible(
-    key: tuple[str, int, Precision], at_one: _Columns, row: int, why: tuple[str, str]
+    key: tuple[str, int, Precision], runs: Precision, at_one: _Columns, row: int, why: tuple[str, str]
 ) -> ReplicaCapacity:
     return ReplicaCapacity(
         accelerator_id=key[0],
         accelerators=key[1],
-        precision=key[2],
+        precision=runs,
         verdict=why[0],
         detail=why[1],
         requests_per_s=0.0,
@@ -363,7 +418,8 @@ def _infeasible(
 
 
 def _why_not(request: _Request, configs: _Configs, row: int, first: SweepResult) -> tuple[str, str]:
-    """Why a valid layout cannot serve: memory, an unknown compute peak, or latency."""
+    """Why a valid layout cannot serve: memory or latency (an unknown compute peak was caught in
+    `_layout_problem`)."""
     spec = request.accelerators[configs.accelerator[row]]
     size = int(configs.size[row])
     if not bool(first.fits[row]):
@@ -373,8 +429,6 @@ def _why_not(request: _Request, configs: _Configs, row: int, first: SweepResult)
             f"needs {needed:.1f} GB, {size} x {spec.name} leave {available:.1f} GB "
             f"(short by {needed - available:.1f} GB)",
         )
-    if request.ttft_ms is not None and math.isnan(float(first.ttft_ms[row])):
-        return Verdict.UNSPECIFIED_HARDWARE, f"{spec.name} publishes no compute peak: TTFT cannot be checked"
     return Verdict.MISSES_LATENCY_TARGET, _latency_detail(request, first, row)
 
 

@@ -134,6 +134,9 @@ class InferenceEstimate:
 
 
 def _validate_layout(model: ModelArchitecture, accelerator: AcceleratorSpec, config: InferenceConfig) -> None:
+    problem = accelerator.serving_problem(config.weight_precision)
+    if problem is not None:
+        raise InvalidSpec("weight_precision", problem)
     tp = config.tp
     if model.attention_heads % tp:
         raise InvalidSpec(
@@ -515,7 +518,8 @@ def estimate_inference(
     efficiency: EfficiencyTable = DEFAULT_EFFICIENCY,
 ) -> InferenceEstimate:
     """Memory, latency, throughput and (with targets) capacity of serving `model` on
-    `config.accelerator_count` x `accelerator`. Raises InvalidSpec for impossible layouts."""
+    `config.accelerator_count` x `accelerator`. Raises InvalidSpec for impossible layouts and for
+    weights the accelerator cannot serve (its `precision_support`)."""
     _validate_layout(model, accelerator, config)
     serving = efficiency.serving_for(config.engine, accelerator.memory_kind)
     memory = _replica_memory(model, accelerator, config)

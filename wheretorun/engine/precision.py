@@ -41,7 +41,9 @@ __all__ = [
     "ComputeDtype",
     "GgmlType",
     "KV_CACHE_PRECISIONS",
+    "PRECISION_GROUPS",
     "Precision",
+    "PrecisionSupport",
     "UniformFormat",
     "bits_per_weight",
     "compute_dtype",
@@ -50,6 +52,7 @@ __all__ = [
     "is_gguf_mixture",
     "kv_bytes_per_element",
     "parse_precision",
+    "parse_precision_list",
     "uniform_format",
 ]
 
@@ -256,3 +259,72 @@ def compute_dtype(precision: Precision) -> ComputeDtype:
     if precision == Precision.INT8:
         return ComputeDtype.INT8
     return ComputeDtype.BF16
+
+
+# Names that stand for a family of formats in precision-support tables.
+PRECISION_GROUPS: dict[str, frozenset[Precision]] = {
+    "gptq": frozenset(
+        {Precision.GPTQ_INT4, Precision.GPTQ_INT4_G64, Precision.GPTQ_INT4_G32, Precision.GPTQ_INT4_NO_GROUP}
+    ),
+    "gguf": frozenset(p for p in Precision if p.value.startswith("gguf-")),
+}
+
+# When an accelerator cannot run a format, the one that stores the same bytes and that it may run
+# instead: fp16 for bf16 (Turing, Volta: same 2 bytes, same tensor rate), GPTQ for AWQ (Volta: both
+# 4 bits with group-128 scales, `_group_quant_bits`).
+_SAME_BYTES: dict[Precision, Precision] = {
+    Precision.BF16: Precision.FP16,
+    Precision.AWQ_INT4: Precision.GPTQ_INT4,
+}
+
+
+def parse_precision_list(text: str, field: str) -> frozenset[Precision]:
+    """`fp16;bf16;gptq` -> the precisions named (a group name such as `gptq` or `gguf` stands for
+    all its formats); an empty string is the empty set. Raises InvalidSpec naming `field`."""
+    chosen: set[Precision] = set()
+    for name in (part.strip().lower() for part in text.split(";")):
+        if not name:
+            continue
+        chosen |= PRECISION_GROUPS.get(name) or {parse_precision(name, field)}
+    return frozenset(chosen)
+
+
+@dataclass(frozen=True, slots=True)
+class PrecisionSupport:
+    """What an accelerator's architecture can run, as its catalog row says.
+
+    `native`: the arithmetic it has units for (a compute precision of training or of W8A8 / W4A4
+    serving). `served`: the weight precisions the serving engines run on it (vLLM's supported-hardware
+    table), weight-only formats included (GPTQ, AWQ, GGUF, fp8 via Marlin on Ampere).
+    """
+
+    family: str
+    native: frozenset[Precision]
+    served: frozenset[Precision]
+    source: str = ""
+
+    def serves(self, precision: Precision) -> bool:
+        return precision in self.served
+
+    def computes(self, precision: Precision) -> bool:
+        return precision in self.native
+
+    def served_instead(self, precision: Precision) -> Precision | None:
+        """`precision` if it is served, else the same-bytes format that is (bf16 -> fp16,
+        awq-int4 -> gptq-int4), else None."""
+        if self.serves(precision):
+            return precision
+        alternative = _SAME_BYTES.get(precision)
+        return alternative if alternative is not None and self.serves(alternative) else None
+
+    def trained_instead(self, precision: Precision) -> Precision | None:
+        """The mixed-precision type a training run in `precision` uses here: itself if the chip has
+        the units, fp16 in place of bf16 (Volta, Turing), else None."""
+        if self.computes(precision):
+            return precision
+        alternative = _SAME_BYTES.get(precision)
+        return alternative if alternative is not None and self.computes(alternative) else None
+
+    def describe(self, precisions: frozenset[Precision]) -> str:
+        names = sorted(p.value for p in precisions)
+        return ", ".join(names) if names else "none"

@@ -43,6 +43,7 @@ class RejectReason(StrEnum):
     VIOLATES_CONSTRAINT = "violates_constraint"  # provider, accelerator, option or precision floor
     UNSUPPORTED_OFFER = "unsupported_offer"  # GPU slices, TPUs for purchase
     UNSPECIFIED_HARDWARE = "unspecified_hardware"  # a spec fact the estimate needs is unknown
+    UNSUPPORTED_PRECISION = "unsupported_precision"  # a format the hardware's serving engines do not run
     EXCEEDS_CONTEXT_WINDOW = "exceeds_context_window"
     DOES_NOT_FIT_MEMORY = "does_not_fit_memory"
     MISSES_LATENCY_TARGET = "misses_latency_target"

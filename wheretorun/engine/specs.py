@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from wheretorun.engine.errors import InvalidSpec
-from wheretorun.engine.precision import ComputeDtype
+from wheretorun.engine.precision import ComputeDtype, Precision, PrecisionSupport, compute_dtype
 
 __all__ = [
     "AcceleratorSpec",
@@ -233,10 +233,12 @@ class ModelArchitecture:
 class AcceleratorSpec:
     """One accelerator (GPU, TPU chip or SoC) as its spec sheet describes it.
 
-    Peak compute is dense (no sparsity). A missing figure is None, never 0: an estimate that needs
-    it reports that it cannot be computed. `usable_memory_fraction` is the share of `memory_gb`
-    the accelerator lets a model use (Apple Silicon wires ~75% of unified memory to the GPU by
-    default, calibration gpus.csv note on the M2 Ultra row).
+    Peak compute is dense (no sparsity); `bf16_tflops` is the 16-bit tensor rate with FP32
+    accumulation (fp16 on chips without bf16, see `precision_support`). A missing figure is None,
+    never 0: an estimate that needs it reports that it cannot be computed.
+    `usable_memory_fraction` is the share of `memory_gb` the accelerator lets a model use (Apple
+    Silicon wires ~75% of unified memory to the GPU by default, calibration gpus.csv note on the
+    M2 Ultra row).
     """
 
     name: str
@@ -252,6 +254,7 @@ class AcceleratorSpec:
     tdp_w: float | None = None
     interconnect_gb_s: float | None = None  # unidirectional, per accelerator, within a node
     usable_memory_fraction: float = 1.0
+    precision_support: PrecisionSupport | None = None  # None: not stated, so not checked
 
     def __post_init__(self) -> None:
         _require_positive(self.memory_gb, "memory_gb")
@@ -286,3 +289,36 @@ class AcceleratorSpec:
             ComputeDtype.FP32: (self.fp32_tflops,),
         }
         return next((value for value in chains[dtype] if value is not None), None)
+
+    # ---- what it can run ---------------------------------------------------------------------
+
+    def serving_problem(self, precision: Precision) -> str | None:
+        """Why this accelerator cannot serve `precision` weights, or None (also when unstated)."""
+        support = self.precision_support
+        if support is None or support.serves(precision):
+            return None
+        return (
+            f"{self.name} ({support.family}) cannot serve {precision.value} weights; "
+            f"its serving engines run {support.describe(support.served)}"
+        )
+
+    def training_problem(self, precision: Precision) -> str | None:
+        """Why this accelerator cannot train in `precision`, or None (also when unstated)."""
+        support = self.precision_support
+        if support is None or support.computes(precision):
+            return None
+        return (
+            f"{self.name} ({support.family}) has no {precision.value} arithmetic; "
+            f"it computes in {support.describe(support.native)}"
+        )
+
+    def compute_peak_problem(self, precision: Precision) -> str | None:
+        """None when a compute peak (after falling back, `peak_tflops`) exists for `precision`'s
+        arithmetic; else why not: prefill and training time need it and are never guessed."""
+        dtype = compute_dtype(precision)
+        if self.peak_tflops(dtype) is not None:
+            return None
+        return (
+            f"{self.name} publishes no {dtype.value} (or wider) compute peak, so prefill and "
+            "training time cannot be estimated"
+        )

@@ -315,7 +315,11 @@ def estimate_training(
     config: TrainingConfig,
     efficiency: EfficiencyTable = DEFAULT_EFFICIENCY,
 ) -> TrainingEstimate:
-    """Memory, fewest accelerators, FLOPs, utilisation and time of a training job."""
+    """Memory, fewest accelerators, FLOPs, utilisation and time of a training job. Raises
+    InvalidSpec for a layout or a precision the accelerator cannot run."""
+    problem = accelerator.training_problem(config.precision)
+    if problem is not None:
+        raise InvalidSpec("precision", problem)
     if model.attention_heads % config.tensor_parallel:
         raise InvalidSpec(
             "tensor_parallel",

@@ -36,6 +36,7 @@ from wheretorun.pricing.overrides import (
     effective_on_demand_usd_per_hour,
     overrides_in_force,
 )
+from wheretorun.pricing.sources.precisions import precision_support_table
 
 __all__ = [
     "accelerator_spec",
@@ -97,7 +98,8 @@ def _mla_elements_per_layer(model: Model) -> int | None:
 
 
 def accelerator_spec(accelerator: Accelerator, field: str = "accelerator") -> AcceleratorSpec:
-    """The spec of a catalog accelerator; memory, bandwidth and memory technology are required."""
+    """The spec of a catalog accelerator; memory, bandwidth and memory technology are required.
+    The precisions its chip family runs come from `precision_support.csv` (by `family`)."""
     required = {
         "memory_gb": accelerator.memory_gb,
         "memory_bandwidth_gb_s": accelerator.memory_bandwidth_gb_s,
@@ -124,6 +126,7 @@ def accelerator_spec(accelerator: Accelerator, field: str = "accelerator") -> Ac
             tdp_w=accelerator.tdp_w,
             interconnect_gb_s=accelerator.interconnect_gb_s,
             usable_memory_fraction=_usable_memory_fraction(accelerator),
+            precision_support=precision_support_table().get(accelerator.family or ""),
         )
     except InvalidSpec as error:
         raise InvalidInput(

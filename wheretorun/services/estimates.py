@@ -2,7 +2,11 @@
 the read model (`estimate_schemas.py` holds both the request and the read models).
 
 Impossible inputs come back as `InvalidInput` naming the request field (`body.model.layers`,
-`body.tensor_parallel`), whether pydantic, the catalog or the engine found them.
+`body.tensor_parallel`), whether pydantic, the catalog or the engine found them. That includes a
+precision the accelerator cannot run (`body.weight_precision`, `body.precision`: V100 has no bf16,
+T4 no fp8; `precision_support.csv`), and an inference estimate on an accelerator whose compute
+peak is unknown (`body.accelerator`): its prefill cannot be estimated, and a throughput from
+decode alone would be wrong, so none is given.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from sqlalchemy.orm import Session
 from wheretorun import engine
 from wheretorun.errors import InvalidInput, NotFound
 from wheretorun.pricing.snapshot import load_accelerator_spec, load_model_architecture
+from wheretorun.pricing.sources.precisions import precision_support_table
 from wheretorun.services.engine_call import engine_call
 from wheretorun.services.estimate_schemas import (
     AcceleratorSpecIn,
@@ -49,6 +54,7 @@ def resolve_accelerator(session: Session, ref: str | AcceleratorSpecIn, field: s
             ) from error
     values = ref.model_dump()
     values["memory_kind"] = engine.MemoryKind(values["memory_kind"])
+    values["precision_support"] = precision_support_table().get(values["family"])
     return engine_call(field, lambda: engine.AcceleratorSpec(**values))
 
 
@@ -91,8 +97,19 @@ def estimate_inference(session: Session, request: InferenceEstimateCreate) -> In
             cpu_offload=offload,
         ),
     )
+    _require_compute_peak(accelerator, config.weight_precision)
     estimate = engine_call("body", lambda: engine.estimate_inference(model, accelerator, config))
     return InferenceEstimateRead.model_validate(_named(estimate, model, accelerator))
+
+
+def _require_compute_peak(accelerator: engine.AcceleratorSpec, precision: engine.Precision) -> None:
+    """An inference estimate needs the compute peak (prefill is compute-bound); a precision the
+    accelerator cannot serve is left to the engine, which names `weight_precision`."""
+    if accelerator.serving_problem(precision) is not None:
+        return
+    missing = accelerator.compute_peak_problem(precision)
+    if missing is not None:
+        raise InvalidInput("body.accelerator", f"{missing}; pass a spec object with bf16_tflops instead")
 
 
 def estimate_training(session: Session, request: TrainingEstimateCreate) -> TrainingEstimateRead:

@@ -2,7 +2,8 @@
 
 Sizing (`fastest_job`). A job runs on whole units (cloud instances or owned servers) of
 `unit_size` accelerators. It starts from the fewest units whose memory holds the job
-(`TrainingEstimate.min_accelerators`, ZeRO-3 data parallelism, bf16) and doubles the units
+(`TrainingEstimate.min_accelerators`, ZeRO-3 data parallelism, bf16 mixed precision, or fp16
+where the chip has no bf16 units: V100, T4) and doubles the units
 until a run finishes within its time limit, up to `assumptions.max_accelerators_per_job`. The
 limit is the workload's deadline, and, for capacity that is held all year (owned servers,
 reservations), also the share of the year each run may take: runs_per_year x run time <=
@@ -63,6 +64,7 @@ class TrainingJob:
     unit_size: int
     wall_hours: float  # one run, without interruptions
     mfu: float | None
+    precision: Precision = Precision.BF16  # the mixed-precision type the run computes in
 
     @property
     def accelerators(self) -> int:
@@ -83,13 +85,14 @@ def _estimate(
     accelerators: int,
     per_node: int,
     efficiency: EfficiencyTable,
+    precision: Precision,
 ) -> tuple[int | None, float | None, float | None]:
     """(min accelerators, wall-clock hours, MFU) of one run, cached: the same job is sized for
     every offer of the same instance size."""
     config = TrainingConfig(
         accelerator_count=accelerators,
         method=TrainingMethod(workload.method),
-        precision=Precision.BF16,
+        precision=precision,
         tokens=workload.tokens,
         sequence_length=workload.sequence_length,
         accelerators_per_node=per_node,
@@ -115,8 +118,14 @@ def fastest_job(
 ) -> TrainingJob | JobFailure:
     """The fewest units (doubling) that run the job within `limit_hours`, at most `max_units`
     units and `assumptions.max_accelerators_per_job` accelerators."""
+    precision = _mixed_precision(spec)
+    if precision is None:
+        return JobFailure(RejectReason.UNSUPPORTED_PRECISION, spec.training_problem(Precision.BF16) or "")
+    no_peak = spec.compute_peak_problem(precision)
+    if no_peak is not None:
+        return JobFailure(RejectReason.UNSPECIFIED_HARDWARE, no_peak)
     try:
-        minimum, _, _ = _estimate(model, spec, workload, unit_size, unit_size, efficiency)
+        minimum, _, _ = _estimate(model, spec, workload, unit_size, unit_size, efficiency, precision)
     except InvalidSpec as error:
         return JobFailure(RejectReason.UNSPECIFIED_HARDWARE, error.reason)
     if minimum is None:
@@ -129,13 +138,13 @@ def fastest_job(
         most = min(most, max_units)
     best_hours = math.inf
     while units <= most:
-        _, hours, mfu = _estimate(model, spec, workload, units * unit_size, unit_size, efficiency)
+        _, hours, mfu = _estimate(model, spec, workload, units * unit_size, unit_size, efficiency, precision)
         if hours is None:
             return JobFailure(
-                RejectReason.UNSPECIFIED_HARDWARE, f"{spec.name} publishes no bf16 compute peak"
+                RejectReason.UNSPECIFIED_HARDWARE, f"{spec.name} publishes no {precision.value} compute peak"
             )
         if hours <= limit_hours:
-            return TrainingJob(units, unit_size, hours, mfu)
+            return TrainingJob(units, unit_size, hours, mfu, precision)
         best_hours = min(best_hours, hours)
         units *= 2
     if not math.isfinite(best_hours):
@@ -150,6 +159,13 @@ def fastest_job(
     )
 
 
+def _mixed_precision(spec: AcceleratorSpec) -> Precision | None:
+    """bf16 mixed precision, fp16 on chips without bf16 units (its precision support says which);
+    None when it has neither. Unstated support: bf16."""
+    support = spec.precision_support
+    return Precision.BF16 if support is None else support.trained_instead(Precision.BF16)
+
+
 def _runs(workload: TrainingWorkload, assumptions: Assumptions) -> float:
     return workload.runs_per_year * assumptions.years
 
@@ -161,7 +177,7 @@ def _setup(model_id: str, entry_id: str, job: TrainingJob, pricing_mode: str, sc
         accelerator_count=job.accelerators,
         accelerators_per_replica=job.accelerators,
         replicas=1,
-        precision=Precision.BF16.value,
+        precision=job.precision.value,
         instance_count=job.units,
         pricing_mode=pricing_mode,
         scaling=scaling,

@@ -4,6 +4,10 @@
 in `aliases`. Specs are merged per field in priority order, and every figure's origin is written
 to `spec_source`:
 
+0. `data/accelerator_tensor_peaks.csv` (ours): dense tensor peaks from the vendors' architecture
+   whitepapers and product pages, one row per figure like the extras below. They win over every
+   other source: GeForce tensor rates with FP32 accumulation (the calibration table and Epoch give
+   the FP16-accumulate rate, twice as high: RTX 4090 330 vs 165.2), and the NVL parts' rates;
 1. `data/calibration/gpus.csv` (best-sourced: stas00/ml-engineering and others, see its README);
 2. Epoch AI `ml_hardware.csv` (CC BY 4.0), converted: FLOP/s -> TFLOPS, bytes -> GB, byte/s -> GB/s,
    `Internode bandwidth (bit/s)` / 8 -> GB/s. Several Epoch rows can name one part (`NVIDIA A100` and
@@ -55,6 +59,7 @@ KINDS = frozenset({"datacenter", "workstation", "consumer", "tpu", "other"})
 CURATED_FILE = "accelerators.csv"
 ARCHITECTURE_FILE = "accelerator_architecture.csv"
 EXTRAS_FILE = "accelerator_specs_extra.csv"
+PEAKS_FILE = "accelerator_tensor_peaks.csv"
 MEMORY_KINDS = ("hbm", "gddr", "unified")
 CALIBRATION_FILE = Path("calibration") / "gpus.csv"
 EPOCH_FILE = Path("sources") / "epoch-ml-hardware" / "ml_hardware.csv"
@@ -79,6 +84,8 @@ _SPEC_FIELDS: dict[str, tuple[str | None, str | None, Decimal]] = {
 
 # Fields `accelerator_specs_extra.csv` may give: every spec field, the link speeds, and a price.
 EXTRA_FIELDS = frozenset({*_SPEC_FIELDS, "interconnect_gb_s", "internode_gb_s", "purchase_price_usd"})
+# Fields `accelerator_tensor_peaks.csv` may give: compute rates only.
+PEAK_FIELDS = frozenset({"fp32_tflops", "tf32_tflops", "bf16_tflops", "fp8_tflops", "int8_tops", "int4_tops"})
 # A sourced memory figure replaces a SkyPilot GpuInfo reading only where they differ by more than this.
 MEMORY_AGREEMENT_GB = 1.0
 
@@ -109,10 +116,13 @@ def read_accelerators(data_dir: Path) -> list[AcceleratorRecord]:
     epoch_by_id, epoch_only = _epoch_rows(data_dir / EPOCH_FILE, names)
     rules = read_offer_rules(data_dir / RULES_FILE)
     skypilot_memory = _skypilot_memory(data_dir / SKYPILOT_DIR, AliasResolver(curated, rules))
-    extras = _read_extras(data_dir / EXTRAS_FILE, {stub.id for stub in curated})
+    known = {stub.id for stub in curated}
+    extras = _read_extras(data_dir / EXTRAS_FILE, known)
+    peaks = _read_extras(data_dir / PEAKS_FILE, known, PEAK_FIELDS)
     records = [
         _merge(
             stub,
+            peaks.get(stub.id, {}),
             calibration.get(stub.id),
             epoch_by_id.get(stub.id, []),
             extras.get(stub.id, {}),
@@ -381,21 +391,26 @@ class _Extra:
     source: str
     notes: str
 
+    file: str = EXTRAS_FILE
+
     @property
     def label(self) -> str:
-        return f"{EXTRAS_FILE} ({self.source})"
+        return f"{self.file} ({self.source})"
 
 
-def _read_extras(path: Path, known_ids: set[str]) -> dict[str, dict[str, _Extra]]:
-    """Sourced figures by accelerator id and field; every row must name a curated part and a known field."""
+def _read_extras(
+    path: Path, known_ids: set[str], fields: frozenset[str] = EXTRA_FIELDS
+) -> dict[str, dict[str, _Extra]]:
+    """Sourced figures by accelerator id and field; every row must name a curated part and one of
+    `fields`."""
     by_id: dict[str, dict[str, _Extra]] = defaultdict(dict)
     for number, row in enumerate(csv_rows(read_text(path)), start=2):
         where = f"{path.name} line {number}"
         accelerator_id, name = row["id"], row["field"]
         if accelerator_id not in known_ids:
             raise ValueError(f"{where}: no curated accelerator with id {accelerator_id!r}")
-        if name not in EXTRA_FIELDS:
-            raise ValueError(f"{where}: field {name!r} not in {sorted(EXTRA_FIELDS)}")
+        if name not in fields:
+            raise ValueError(f"{where}: field {name!r} not in {sorted(fields)}")
         value = optional_decimal(row["value"])
         if value is None or value <= 0:
             raise ValueError(f"{where}: value {row['value']!r} is not a positive number")
@@ -403,7 +418,7 @@ def _read_extras(path: Path, known_ids: set[str]) -> dict[str, dict[str, _Extra]
             raise ValueError(f"{where}: a figure needs its source")
         if name in by_id[accelerator_id]:
             raise ValueError(f"{where}: a second {name} for {accelerator_id}")
-        by_id[accelerator_id][name] = _Extra(value, row["source"], row["notes"])
+        by_id[accelerator_id][name] = _Extra(value, row["source"], row["notes"], path.name)
     return dict(by_id)
 
 
@@ -462,6 +477,7 @@ def _skypilot_rows(directory: Path) -> Iterator[tuple[str, dict[str, str]]]:
 
 def _merge(
     stub: AcceleratorRecord,
+    peaks: Mapping[str, _Extra],
     calibration: Mapping[str, str] | None,
     epoch_rows: list[dict[str, str]],
     extras: Mapping[str, _Extra],
@@ -470,6 +486,8 @@ def _merge(
     merged = _Merged()
     interconnect = None
     price = None
+    for name, peak in peaks.items():
+        merged.offer(name, float(peak.value), peak.label)
     if calibration is not None:
         label = _calibration_label(calibration)
         for name, (column, _, _) in _SPEC_FIELDS.items():
