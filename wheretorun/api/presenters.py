@@ -13,6 +13,7 @@ from wheretorun.api.schemas import AcceleratorRead, ApiPriceRead, CloudOfferRead
 from wheretorun.pricing import repositories as repo
 from wheretorun.pricing.models import Accelerator, ApiPrice, CloudOffer, Model, PriceOverride
 from wheretorun.pricing.overrides import adjusted_token_price, effective_on_demand_usd_per_hour
+from wheretorun.pricing.sources.precisions import precision_support_table
 
 __all__ = ["accelerator_reads", "api_price_read", "cloud_offer_read", "model_reads"]
 
@@ -33,10 +34,23 @@ def accelerator_reads(
                     "aliases": sorted({a.alias for a in accelerator.aliases}),
                     "purchase_price_usd": price.usd_per_unit if price else None,
                     "purchase_price_source": price.source if price else None,
+                    "precision_support": _precision_support(accelerator.family),
                 }
             )
         )
     return reads
+
+
+def _precision_support(family: str | None) -> dict[str, object] | None:
+    support = precision_support_table().get(family or "")
+    if support is None:
+        return None
+    return {
+        "family": support.family,
+        "native": sorted(p.value for p in support.native),
+        "served": sorted(p.value for p in support.served),
+        "source": support.source,
+    }
 
 
 def model_reads(session: Session, models: Sequence[Model]) -> list[ModelRead]:

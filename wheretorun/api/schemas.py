@@ -15,6 +15,7 @@ from wheretorun.fields import SAFE_INT_MAX, SAFE_INT_MIN
 __all__ = [
     "RowId",
     "AcceleratorRead",
+    "PrecisionSupportRead",
     "ApiPriceRead",
     "CatalogRead",
     "CatalogVersionRead",
@@ -69,6 +70,18 @@ class PriceProvenance(ReadModel):
     catalog_version_id: int
 
 
+class PrecisionSupportRead(ReadModel):
+    """What the accelerator's chip family runs (precision_support.csv, one row per family)."""
+
+    family: str
+    native: list[str] = Field(description="Arithmetic the chip has units for (training, W8A8 serving).")
+    served: list[str] = Field(
+        description="Weight precisions its serving engines run, weight-only formats included; "
+        "a candidate never uses another."
+    )
+    source: str
+
+
 class AcceleratorRead(ReadModel):
     id: str
     name: str
@@ -79,7 +92,13 @@ class AcceleratorRead(ReadModel):
     memory_bandwidth_gb_s: float | None
     fp32_tflops: float | None
     tf32_tflops: float | None
-    bf16_tflops: float | None = Field(description="Dense FP16/BF16 tensor TFLOPS.")
+    bf16_tflops: float | None = Field(
+        description="Dense 16-bit tensor TFLOPS with FP32 accumulation (training and bf16 inference)."
+    )
+    fp16_accumulate_tflops: float | None = Field(
+        description="Dense FP16 tensor TFLOPS with FP16 accumulation, where higher (GeForce cards: twice "
+        "bf16_tflops); only engines that accumulate in FP16 (llama.cpp) use it."
+    )
     fp8_tflops: float | None
     int8_tops: float | None
     int4_tops: float | None
@@ -96,6 +115,9 @@ class AcceleratorRead(ReadModel):
         description="Typical purchase price per unit; null if unknown."
     )
     purchase_price_source: str | None
+    precision_support: PrecisionSupportRead | None = Field(
+        description="Null when the catalog states none for its family (nothing is checked then)."
+    )
 
 
 class ModelRead(ReadModel):

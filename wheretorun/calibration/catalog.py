@@ -166,6 +166,7 @@ def _accelerator(row: Row) -> AcceleratorSpec | None:
     return replace(
         spec,
         bf16_tflops=corrected.get("bf16_tflops", spec.bf16_tflops),
+        fp16_accumulate_tflops=corrected.get("fp16_accumulate_tflops", spec.fp16_accumulate_tflops),
         fp8_tflops=corrected.get("fp8_tflops", spec.fp8_tflops),
         int8_tops=corrected.get("int8_tops", spec.int8_tops),
         fp32_tflops=corrected.get("fp32_tflops", spec.fp32_tflops),

@@ -34,6 +34,19 @@ class ServingEngine(StrEnum):
     LLAMA_CPP = "llama.cpp"
 
 
+def accumulates_in_fp16(engine: ServingEngine, weight_precision: Precision) -> bool:
+    """Whether the engine's 16-bit matmuls accumulate in FP16 rather than FP32.
+
+    llama.cpp multiplies fp16 and dequantised (GGUF) weights with cuBLAS in FP16 compute on GPUs
+    with fast FP16: ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu
+    @00108827d87949b538ad1821f81a6b111827fcda, `batched_mul_mat_traits<GGML_TYPE_F16>` has
+    `compute_type = CUBLAS_COMPUTE_16F`, which `ggml_cuda_mul_mat_cublas` picks for quantised
+    weights; bf16 weights use CUBLAS_COMPUTE_32F. The other engines accumulate in FP32 (the
+    cuBLAS/CUTLASS defaults for bf16 and fp8 GEMMs).
+    """
+    return engine == ServingEngine.LLAMA_CPP and weight_precision != Precision.BF16
+
+
 class TrainingMethod(StrEnum):
     FULL = "full"
     LORA = "lora"

@@ -29,7 +29,7 @@ _SERVING = {
         layer_overhead_ms=0.07198,
         provenance=(
             "fitted on 11 figures from rows inf001, inf003, inf006, inf008, inf009, inf027; in-sample "
-            "median abs error: batch-1 decode (tok/s) 4%; TTFT (ms) 22%"
+            "median abs error: batch-1 decode (tok/s) 4%; TTFT (ms) 21%"
         ),
     ),
     (ServingEngine.LLAMA_CPP, MemoryKind.HBM): ServingEfficiency(

@@ -25,6 +25,7 @@ from wheretorun.engine.config import (
     InferenceConfig,
     ServingEngine,
     SpeculativeDecoding,
+    accumulates_in_fp16,
     engine_memory_fraction,
 )
 from wheretorun.engine.efficiency import EfficiencyTable, ServingEfficiency
@@ -311,7 +312,9 @@ def build_deployment(
     weights = weights_bytes(model, config.weight_precision)
     bytes_per_param = weights / model.total_params
     expert_bytes = model.params_per_expert * bytes_per_param
-    peak = accelerator.peak_tflops(compute_dtype(config.weight_precision))
+    peak = accelerator.peak_tflops(
+        compute_dtype(config.weight_precision), accumulates_in_fp16(config.engine, config.weight_precision)
+    )
     kv_element = kv_bytes_per_element(config.kv_cache_precision)
     offload = config.cpu_offload
     return Deployment(

@@ -247,6 +247,7 @@ class AcceleratorSpec:
     family: str
     memory_kind: MemoryKind
     bf16_tflops: float | None = None
+    fp16_accumulate_tflops: float | None = None  # FP16 tensor rate with FP16 accumulation, where higher
     fp8_tflops: float | None = None
     fp4_tflops: float | None = None
     int8_tops: float | None = None
@@ -259,7 +260,15 @@ class AcceleratorSpec:
     def __post_init__(self) -> None:
         _require_positive(self.memory_gb, "memory_gb")
         _require_positive(self.memory_bandwidth_gb_s, "memory_bandwidth_gb_s")
-        for field in ("bf16_tflops", "fp8_tflops", "fp4_tflops", "int8_tops", "fp32_tflops", "tdp_w"):
+        for field in (
+            "bf16_tflops",
+            "fp16_accumulate_tflops",
+            "fp8_tflops",
+            "fp4_tflops",
+            "int8_tops",
+            "fp32_tflops",
+            "tdp_w",
+        ):
             value = getattr(self, field)
             if value is not None:
                 _require_positive(value, field)
@@ -275,12 +284,16 @@ class AcceleratorSpec:
     def usable_memory_gb(self) -> float:
         return self.memory_gb * self.usable_memory_fraction
 
-    def peak_tflops(self, dtype: ComputeDtype) -> float | None:
+    def peak_tflops(self, dtype: ComputeDtype, fp16_accumulate: bool = False) -> float | None:
         """Dense peak for `dtype`, falling back to the next wider unit the chip has.
 
         FP4 falls back to FP8, FP8/INT8 to 16-bit, and 16-bit to FP32. Falling back only ever
-        lowers the peak, so an estimate stays under the real roofline.
+        lowers the peak, so an estimate stays under the real roofline. `fp16_accumulate`: the
+        16-bit matmuls accumulate in FP16 (llama.cpp, `config.accumulates_in_fp16`), which GeForce
+        cards run at twice their FP32-accumulate rate (`fp16_accumulate_tflops`).
         """
+        if fp16_accumulate and dtype == ComputeDtype.BF16 and self.fp16_accumulate_tflops is not None:
+            return self.fp16_accumulate_tflops
         chains: dict[ComputeDtype, tuple[float | None, ...]] = {
             ComputeDtype.FP4: (self.fp4_tflops, self.fp8_tflops, self.bf16_tflops, self.fp32_tflops),
             ComputeDtype.FP8: (self.fp8_tflops, self.bf16_tflops, self.fp32_tflops),

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from wheretorun.engine.config import ServingEngine, engine_memory_fraction
+from wheretorun.engine.config import ServingEngine, accumulates_in_fp16, engine_memory_fraction
 from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.inference import (
@@ -169,7 +169,8 @@ def _hardware_columns(grid: SweepGrid, table: EfficiencyTable) -> dict[str, Arra
         accelerator = grid.accelerators[int(key) // (n_engines * n_precisions)]
         engine = grid.engines[int(key) // n_precisions % n_engines]
         serving = table.serving_for(engine, accelerator.memory_kind)
-        peak = accelerator.peak_tflops(compute_dtype(grid.precisions[int(key) % n_precisions]))
+        precision = grid.precisions[int(key) % n_precisions]
+        peak = accelerator.peak_tflops(compute_dtype(precision), accumulates_in_fp16(engine, precision))
         facts = {
             "bandwidth": accelerator.memory_bandwidth_gb_s,
             "peak": np.nan if peak is None else peak,

@@ -88,6 +88,7 @@ class Accelerator(Base):
     fp32_tflops: Mapped[float | None] = mapped_column(Float)
     tf32_tflops: Mapped[float | None] = mapped_column(Float)
     bf16_tflops: Mapped[float | None] = mapped_column(Float)
+    fp16_accumulate_tflops: Mapped[float | None] = mapped_column(Float)
     fp8_tflops: Mapped[float | None] = mapped_column(Float)
     int8_tops: Mapped[float | None] = mapped_column(Float)
     int4_tops: Mapped[float | None] = mapped_column(Float)

@@ -53,6 +53,8 @@ class AcceleratorRecord:
     internode_gb_s: float | None = None  # scale-out network per accelerator, GB/s (Epoch bit/s / 8)
     family: str | None = None  # chip architecture (hopper, ada, cdna3, ...): the engine's efficiency key
     memory_kind: str | None = None  # hbm | gddr | unified
+    # FP16 tensor rate with FP16 accumulation where it differs from bf16_tflops (GeForce: twice)
+    fp16_accumulate_tflops: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -120,6 +120,7 @@ def accelerator_spec(accelerator: Accelerator, field: str = "accelerator") -> Ac
             family=accelerator.family or "unknown",
             memory_kind=MemoryKind(accelerator.memory_kind or ""),
             bf16_tflops=accelerator.bf16_tflops,
+            fp16_accumulate_tflops=accelerator.fp16_accumulate_tflops,
             fp8_tflops=accelerator.fp8_tflops,
             int8_tops=accelerator.int8_tops,
             fp32_tflops=accelerator.fp32_tflops,

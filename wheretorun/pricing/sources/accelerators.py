@@ -85,7 +85,17 @@ _SPEC_FIELDS: dict[str, tuple[str | None, str | None, Decimal]] = {
 # Fields `accelerator_specs_extra.csv` may give: every spec field, the link speeds, and a price.
 EXTRA_FIELDS = frozenset({*_SPEC_FIELDS, "interconnect_gb_s", "internode_gb_s", "purchase_price_usd"})
 # Fields `accelerator_tensor_peaks.csv` may give: compute rates only.
-PEAK_FIELDS = frozenset({"fp32_tflops", "tf32_tflops", "bf16_tflops", "fp8_tflops", "int8_tops", "int4_tops"})
+PEAK_FIELDS = frozenset(
+    {
+        "fp32_tflops",
+        "tf32_tflops",
+        "bf16_tflops",
+        "fp16_accumulate_tflops",
+        "fp8_tflops",
+        "int8_tops",
+        "int4_tops",
+    }
+)
 # A sourced memory figure replaces a SkyPilot GpuInfo reading only where they differ by more than this.
 MEMORY_AGREEMENT_GB = 1.0
 
@@ -546,4 +556,5 @@ def _record(
         aliases=stub.aliases,
         notes=stub.notes,
         internode_gb_s=values.get("internode_gb_s"),
+        fp16_accumulate_tflops=values.get("fp16_accumulate_tflops"),
     )
