@@ -31,6 +31,15 @@ def test_geforce_16bit_peaks_are_the_fp32_accumulate_rates() -> None:
     assert CATALOG["rtx-5090"].bf16_tflops == pytest.approx(209.5)
 
 
+def test_the_fp16_accumulate_rate_is_what_the_calibration_table_called_bf16() -> None:
+    calibration = calibration_accelerators()
+    for part, name in (("rtx-4090", "NVIDIA GeForce RTX 4090"), ("rtx-3090", "NVIDIA GeForce RTX 3090")):
+        fp16_accumulate = CATALOG[part].fp16_accumulate_tflops
+        assert fp16_accumulate == pytest.approx(2 * (CATALOG[part].bf16_tflops or 0), rel=0.01)
+        assert fp16_accumulate == pytest.approx(calibration[name].fp16_accumulate_tflops)
+    assert CATALOG["rtx-4090"].fp16_accumulate_tflops == pytest.approx(330, rel=0.002)  # gpus.csv's 330
+
+
 def test_every_peak_row_is_the_figure_the_catalog_uses_and_cites_it() -> None:
     rows = _peak_rows()
     assert rows

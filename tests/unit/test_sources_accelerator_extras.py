@@ -113,7 +113,7 @@ def test_merged_records_carry_the_figures_and_their_sources(
     ("part", "field", "value"),
     [
         ("rtx-5090", "memory_bandwidth_gb_s", 1792),
-        ("rtx-5090", "bf16_tflops", 419),  # GeForce: FP16-accumulate rate, as calibration rtx-4090 330
+        ("rtx-5090", "tdp_w", 575),  # its tensor rates are in accelerator_tensor_peaks.csv
         ("a30", "memory_bandwidth_gb_s", 933),
         ("a30", "bf16_tflops", 165),
         ("h200-nvl", "memory_bandwidth_gb_s", 4800),
