@@ -326,5 +326,12 @@ class PrecisionSupport:
         return alternative if alternative is not None and self.computes(alternative) else None
 
     def describe(self, precisions: frozenset[Precision]) -> str:
-        names = sorted(p.value for p in precisions)
-        return ", ".join(names) if names else "none"
+        """`fp16, gptq (all 4 formats), int8`: a group served whole is named once."""
+        names = []
+        rest = set(precisions)
+        for group, members in PRECISION_GROUPS.items():
+            if members <= rest:
+                names.append(f"{group} (all {len(members)} formats)")
+                rest -= members
+        names += [p.value for p in rest]
+        return ", ".join(sorted(names)) if names else "none"
