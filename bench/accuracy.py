@@ -7,6 +7,8 @@
 In-sample: factors fitted on all rows (the shipped `efficiency_data.py`). Held out: refit without
 one accelerator's rows (serving) or one model's / one accelerator family's rows (training) and
 predict them, to show how the same formulas do on hardware and models they were not fitted on.
+Whole runs (published accelerator-hours of Llama 2/3 pre-training, one model each): the
+whole-run efficiency is refitted without each run and predicts it (the held-out model column).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from wheretorun.calibration import Case, Metric, Prediction, build_cases, fit, held_out, in_sample, summarise  # noqa: E402
+from wheretorun.calibration.fit import whole_run_held_out  # noqa: E402
 from wheretorun.calibration.report import TARGETS  # noqa: E402
 
 SERVING = (Metric.DECODE_BATCH1, Metric.HIGH_BATCH, Metric.TTFT)
@@ -67,9 +70,12 @@ def main() -> int:
     predictions = in_sample(cases, table)
     serving = [c for c in cases if c.metric in SERVING]
     training = [c for c in cases if c.metric == Metric.TRAINING_HOURS]
+    runs = [c for c in cases if c.metric == Metric.WHOLE_RUN_HOURS]
+    run_predictions = whole_run_held_out(runs, table)
+    held_runs = [Prediction(case, run_predictions[case.row_id]) for case in runs]
     held = {
         "gpu": _medians(held_out(serving, _by_gpu)),
-        "model": _medians(held_out(serving, _by_model) + held_out(training, _by_model)),
+        "model": _medians(held_out(serving, _by_model) + held_out(training, _by_model) + held_runs),
         "family": _medians(held_out(training, _by_family)),
     }
     in_sample_medians = _medians(predictions)
@@ -113,6 +119,13 @@ def main() -> int:
         print(layout.format(*header))
         for line in lines:
             print(layout.format(*line))
+    print(
+        "\nwhole runs, each held out of the whole-run fit: "
+        + ", ".join(f"{p.case.row_id} {p.case.model} {p.error_pct:+.0f}%" for p in held_runs)
+    )
+    if table.whole_run is not None:
+        run = table.whole_run
+        print(f"whole-run efficiency at scale: {run.efficiency_at_full_scale:.3f} ({run.provenance})")
     if evaluation:
         errors = sorted(abs(p.error_pct) for p in evaluation)
         median = (

@@ -39,6 +39,7 @@ class Metric(StrEnum):
     HIGH_BATCH = "high-batch throughput (tok/s)"
     TTFT = "TTFT (ms)"
     TRAINING_HOURS = "training accelerator-hours"
+    WHOLE_RUN_HOURS = "whole-run accelerator-hours"
 
 
 @dataclass(frozen=True)
@@ -421,12 +422,20 @@ def _throughput_case(row: Row) -> CaseOrSkip:
 
 # Accelerator count for run totals whose row has none: the largest count among the fitted rows
 # (llm-foundry's 512-GPU tables), i.e. the edge of what the fit has seen. A stated assumption.
-_RUN_TOTAL_ACCELERATORS = 512
+RUN_TOTAL_ACCELERATORS = 512
+# Published counts of whole runs the rows do not carry: Llama 3 405B was pre-trained on 16,384
+# H100 (The Llama 3 Herd of Models, arXiv:2407.21783 §3.3; DatacenterDynamics 2024-07-29).
+_RUN_ACCELERATORS = {"Llama-3.1-405B": (16_384, "16,384 H100 (Llama 3 paper, arXiv:2407.21783 §3.3)")}
+# Pre-training sequence length: Llama 3 models were pre-trained at 8K tokens (Llama 3 paper §3.4.1,
+# "an initial sequence length of 8K tokens"; trn004's notes: "context 8k"); Llama 2 at 4K (its
+# model card: "Content Length 4k").
+_RUN_SEQUENCE = {"Llama-2": 4096, "Llama-3": 8192}
 
 
 def _run_total_case(row: Row) -> CaseOrSkip:
-    """Published GPU-hours of whole runs (Meta, DeepSeek). Evaluation only: they include
-    failures and restarts (calibration README caveat 8) and give no accelerator count."""
+    """Published GPU-hours of whole runs (Meta): they include failures, restarts and everything
+    else a production run loses (calibration README caveat 8). They fit the whole-run efficiency
+    (whole_run.py) and are predicted with it, each run held out of its own fit."""
     rid = row["id"]
     tokens = _tokens(row["tokens"])
     if tokens is None:
@@ -443,30 +452,33 @@ def _run_total_case(row: Row) -> CaseOrSkip:
         return Skipped(
             rid, "MoE pre-training with expert parallelism is not modelled (ZeRO data parallelism only)"
         )
-    count = int(_number(row["gpu_count"]) or _RUN_TOTAL_ACCELERATORS)
+    published = _RUN_ACCELERATORS.get(_base_name(row["model"]))
+    count = int(_number(row["gpu_count"]) or (published[0] if published else RUN_TOTAL_ACCELERATORS))
+    count_note = published[1] if published else f"{count} accelerators (none in the row)"
+    sequence = next((v for k, v in _RUN_SEQUENCE.items() if row["model"].startswith(k)), 4096)
     config = TrainingConfig(
-        accelerator_count=count, precision=Precision.BF16, tokens=tokens, sequence_length=4096
+        accelerator_count=count, precision=Precision.BF16, tokens=tokens, sequence_length=sequence
     )
     assumptions = (
-        f"{count} accelerators, sequence 4096, ZeRO-3, micro-batch 1, no recomputation (none in the row)",
+        f"{count_note}, sequence {sequence}, ZeRO-3, micro-batch 1, no recomputation (none in the row)",
         "reported total includes failures/restarts",
     ) + tuple(a for a in (resolved.assumption,) if a)
 
     def predict(
         table: EfficiencyTable, m: ModelArchitecture = model, a: AcceleratorSpec = resolved.spec
     ) -> float:
-        return estimate_training(m, a, config, table).accelerator_hours or math.nan
+        run = estimate_training(m, a, config, table).whole_run
+        return math.nan if run is None else run.accelerator_hours
 
     return Case(
         rid,
-        Metric.TRAINING_HOURS,
+        Metric.WHOLE_RUN_HOURS,
         float(row["gpu_hours"]),
         predict,
         model.name,
         resolved.spec.name,
-        "training-run-totals",
+        "whole-run",
         assumptions,
-        fitted=False,
     )
 
 

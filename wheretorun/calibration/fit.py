@@ -12,6 +12,7 @@ so: vLLM, SGLang and TGI have no rows in the calibration set and use TensorRT-LL
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import statistics
@@ -22,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import least_squares
 
-from wheretorun.calibration.cases import Case, Metric
+from wheretorun.calibration.cases import RUN_TOTAL_ACCELERATORS, Case, Metric
 from wheretorun.calibration.data import calibration_dir
 from wheretorun.engine import (
     ComputeDtype,
@@ -34,8 +35,9 @@ from wheretorun.engine import (
     TrainingScaling,
 )
 from wheretorun.engine.efficiency import ANY_FAMILY
+from wheretorun.engine.whole_run import WholeRunEfficiency
 
-__all__ = ["FitResult", "fit", "percent_error"]
+__all__ = ["FitResult", "fit", "percent_error", "whole_run_held_out"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -46,6 +48,7 @@ ALLREDUCE_BUS_FRACTION = round((367.61 / 450 + 234.89 / 300) / 2, 2)
 _START = {"bandwidth": 0.7, "compute": 0.5, "overhead": 0.1, "latency": 10.0}
 _BOUNDS = {"bandwidth": (0.05, 1.0), "compute": (0.05, 1.0), "overhead": (0.0, 1.0), "latency": (0.0, 200.0)}
 _COMPUTE_METRICS = (Metric.TTFT, Metric.HIGH_BATCH)
+_NOT_SERVING = (Metric.WEIGHTS_GB, Metric.TRAINING_HOURS, Metric.WHOLE_RUN_HOURS)
 _BORROW_ORDER = (MemoryKind.HBM, MemoryKind.GDDR, MemoryKind.UNIFIED)
 
 
@@ -238,6 +241,55 @@ def _fit_training(table: EfficiencyTable, cases: Sequence[Case]) -> EfficiencyTa
     return _training_table(table, keys, x, provenance, f"shared by all families; {_describe(cases, fitted)}")
 
 
+# ---- whole runs ---------------------------------------------------------------------------------
+
+
+def _full_scale(table: EfficiencyTable) -> EfficiencyTable:
+    """The table with a whole-run efficiency of 1: predictions carry interruptions only."""
+    unit = WholeRunEfficiency(1.0, RUN_TOTAL_ACCELERATORS, 0.0, 0.0, "")
+    return dataclasses.replace(table, whole_run=unit)
+
+
+def _efficiency_needed(cases: Sequence[Case], table: EfficiencyTable) -> dict[str, float]:
+    """Per run: the efficiency at scale that would predict it exactly (every run is at or beyond
+    `RUN_TOTAL_ACCELERATORS`, where the full fitted figure applies, so the prediction is the
+    interruptions-only prediction divided by it)."""
+    base = _full_scale(table)
+    return {case.row_id: case.predict(base) / case.measured for case in cases}
+
+
+def _median_efficiency(needed: Sequence[float]) -> float:
+    return min(statistics.median(needed), 1.0)
+
+
+def whole_run_held_out(cases: Sequence[Case], table: EfficiencyTable) -> dict[str, float]:
+    """Run id -> prediction with the efficiency fitted on the other runs only."""
+    needed = _efficiency_needed(cases, table)
+    base = _full_scale(table)
+    out = {}
+    for case in cases:
+        others = [value for row, value in needed.items() if row != case.row_id]
+        out[case.row_id] = case.predict(base) / _median_efficiency(others) if others else math.nan
+    return out
+
+
+def _fit_whole_run(table: EfficiencyTable, cases: Sequence[Case]) -> EfficiencyTable:
+    """The median (robust with a handful of runs) of the efficiency each run needs, with the
+    leave-one-run-out error stated beside it."""
+    needed = _efficiency_needed(cases, table)
+    efficiency = _median_efficiency(list(needed.values()))
+    held = whole_run_held_out(cases, table)
+    errors = [abs(percent_error(held[c.row_id], c.measured)) for c in cases if math.isfinite(held[c.row_id])]
+    median_error = statistics.median(errors) if errors else math.nan
+    worst = max(errors) if errors else math.nan
+    provenance = (
+        f"median of the efficiency each of {len(cases)} published whole runs needs "
+        f"({_row_list(cases)}); leave-one-run-out median abs error {median_error:.0f}%, worst {worst:.0f}%"
+    )
+    fitted = WholeRunEfficiency(efficiency, RUN_TOTAL_ACCELERATORS, median_error, worst, provenance)
+    return dataclasses.replace(table, whole_run=fitted)
+
+
 # ---- everything ---------------------------------------------------------------------------------
 
 
@@ -264,7 +316,7 @@ def _initial_table(version: str) -> EfficiencyTable:
 def _serving_groups(cases: Sequence[Case]) -> dict[tuple[ServingEngine, MemoryKind], list[Case]]:
     groups: dict[tuple[ServingEngine, MemoryKind], list[Case]] = {}
     for case in cases:
-        if case.fitted and case.metric not in (Metric.WEIGHTS_GB, Metric.TRAINING_HOURS):
+        if case.fitted and case.metric not in _NOT_SERVING:
             groups.setdefault(_group_key(case), []).append(case)
     return groups
 
@@ -329,7 +381,11 @@ def fit(cases: Sequence[Case], version: str | None = None) -> FitResult:
     training_cases = [c for c in cases if c.fitted and c.group.startswith("training/")]
     if training_cases:
         table = _fit_training(table, training_cases)
+    run_cases = [c for c in cases if c.fitted and c.metric == Metric.WHOLE_RUN_HOURS]
+    if run_cases:
+        table = _fit_whole_run(table, run_cases)
     groups = _serving_groups(cases)
     rows = {f"{k[0].value}/{k[1].value}": tuple(sorted({c.row_id for c in v})) for k, v in groups.items()}
     rows["training"] = tuple(sorted({c.row_id for c in training_cases}))
+    rows["whole-run"] = tuple(sorted({c.row_id for c in run_cases}))
     return FitResult(table, rows)

@@ -41,6 +41,7 @@ from wheretorun.engine.efficiency import (
 )
 from wheretorun.engine.precision import ComputeDtype
 from wheretorun.engine.specs import MemoryKind
+from wheretorun.engine.whole_run import WholeRunEfficiency
 
 __all__ = ["DEFAULT_EFFICIENCY"]
 '''
@@ -88,8 +89,8 @@ def render(table: EfficiencyTable) -> str:
             "    ),",
         ]
     scaling = table.training_scaling
+    lines += ["}", "", *_whole_run_lines(table)]
     lines += [
-        "}",
         "",
         "_TRAINING_SCALING = TrainingScaling(",
         f"    hidden_half_size={_number(scaling.hidden_half_size)},",
@@ -105,10 +106,26 @@ def render(table: EfficiencyTable) -> str:
         f"    allreduce_latency_us={_number(table.allreduce_latency_us)},",
         f"    allreduce_bus_fraction={_number(table.allreduce_bus_fraction)},",
         f"    provenance={_text(table.provenance, 4)},",
+        "    whole_run=_WHOLE_RUN,",
         ")",
         "",
     ]
     return "\n".join(lines)
+
+
+def _whole_run_lines(table: EfficiencyTable) -> list[str]:
+    run = table.whole_run
+    if run is None:
+        return ["_WHOLE_RUN = None"]
+    return [
+        "_WHOLE_RUN = WholeRunEfficiency(",
+        f"    efficiency_at_full_scale={_number(run.efficiency_at_full_scale)},",
+        f"    full_scale_accelerators={run.full_scale_accelerators},",
+        f"    held_out_median_error_pct={_number(run.held_out_median_error_pct)},",
+        f"    held_out_worst_error_pct={_number(run.held_out_worst_error_pct)},",
+        f"    provenance={_text(run.provenance, 4)},",
+        ")",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,6 +20,7 @@ from wheretorun.engine.config import ServingEngine
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.precision import ComputeDtype
 from wheretorun.engine.specs import MemoryKind
+from wheretorun.engine.whole_run import WholeRunEfficiency
 
 __all__ = [
     "ANY_FAMILY",
@@ -105,6 +106,7 @@ class EfficiencyTable:
     allreduce_latency_us: float
     allreduce_bus_fraction: float
     provenance: str = ""
+    whole_run: WholeRunEfficiency | None = None  # None: no whole-run calibration (tests, partial fits)
 
     def __post_init__(self) -> None:
         _check_fraction(self.allreduce_bus_fraction, "allreduce_bus_fraction")

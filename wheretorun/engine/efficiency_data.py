@@ -16,6 +16,7 @@ from wheretorun.engine.efficiency import (
 )
 from wheretorun.engine.precision import ComputeDtype
 from wheretorun.engine.specs import MemoryKind
+from wheretorun.engine.whole_run import WholeRunEfficiency
 
 __all__ = ["DEFAULT_EFFICIENCY"]
 
@@ -163,6 +164,17 @@ _TRAINING = {
     ),
 }
 
+_WHOLE_RUN = WholeRunEfficiency(
+    efficiency_at_full_scale=0.6117,
+    full_scale_accelerators=512,
+    held_out_median_error_pct=19.24,
+    held_out_worst_error_pct=34.86,
+    provenance=(
+        "median of the efficiency each of 4 published whole runs needs (trn002, trn004, trn008, trn013); "
+        "leave-one-run-out median abs error 19%, worst 35%"
+    ),
+)
+
 _TRAINING_SCALING = TrainingScaling(
     hidden_half_size=494.9,
     attention_relative_efficiency=0.452,
@@ -183,4 +195,5 @@ DEFAULT_EFFICIENCY = EfficiencyTable(
         "all-reduce latency fitted with tensorrt-llm/hbm rows; bus fraction 0.8 from gpus.csv NCCL busbw "
         "notes"
     ),
+    whole_run=_WHOLE_RUN,
 )

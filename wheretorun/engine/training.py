@@ -48,6 +48,7 @@ from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.memory import tensor_shapes, weights_bytes
 from wheretorun.engine.precision import Precision, compute_dtype
 from wheretorun.engine.specs import AcceleratorSpec, ModelArchitecture
+from wheretorun.engine.whole_run import WholeRun, whole_run
 
 __all__ = [
     "REFERENCE_INTERNODE_GB_S",
@@ -100,6 +101,9 @@ class TrainingEstimate:
     wall_clock_hours: float | None
     efficiency_version: str
     notes: tuple[str, ...]
+    # The steady-state figures above plus interruptions and efficiency at scale (whole_run.py);
+    # None when time is not estimated.
+    whole_run: WholeRun | None = None
 
 
 # ---- parameters and FLOPs -----------------------------------------------------------------------
@@ -334,6 +338,7 @@ def estimate_training(
     utilisation, provenance = _utilisation(model, accelerator, config, efficiency)
     notes = [f"training efficiency: {provenance}"]
     mfu = hfu = tokens_per_s = accelerator_hours = wall_clock = None
+    run: WholeRun | None = None
     if peak is None:
         notes.append("the accelerator publishes no compute peak for this precision; time is not estimated")
     else:
@@ -343,6 +348,7 @@ def estimate_training(
         tokens_per_s = config.tokens / timing.seconds / config.accelerator_count
         wall_clock = timing.seconds / 3600.0
         accelerator_hours = wall_clock * config.accelerator_count
+        run = whole_run(wall_clock, config.accelerator_count, efficiency.whole_run)
         if timing.communication_bound:
             notes.append(
                 "data-parallel communication takes longer than compute: the job is interconnect-bound"
@@ -371,4 +377,5 @@ def estimate_training(
         wall_clock_hours=wall_clock,
         efficiency_version=efficiency.version,
         notes=tuple(notes),
+        whole_run=run,
     )

@@ -210,6 +210,17 @@ class TrainingMemoryRead(BaseModel):
     activations_gb: float
 
 
+class WholeRunRead(BaseModel):
+    """A whole run: the steady-state time plus interruptions (goodput) and the efficiency lost at
+    production scale, fitted on published whole runs; `uncertainty` says how far off it may be."""
+
+    accelerator_hours: float
+    wall_clock_hours: float
+    goodput: float
+    scale_efficiency: float
+    uncertainty: str
+
+
 class TrainingEstimateRead(BaseModel):
     model: str
     accelerator: str
@@ -229,3 +240,4 @@ class TrainingEstimateRead(BaseModel):
     wall_clock_hours: float | None
     efficiency_version: str
     notes: list[str]
+    whole_run: WholeRunRead | None = None

@@ -87,8 +87,9 @@ def _estimate(
     efficiency: EfficiencyTable,
     precision: Precision,
 ) -> tuple[int | None, float | None, float | None]:
-    """(min accelerators, wall-clock hours, MFU) of one run, cached: the same job is sized for
-    every offer of the same instance size."""
+    """(min accelerators, whole-run wall-clock hours, MFU) of one run, cached: the same job is
+    sized for every offer of the same instance size. Whole-run hours carry interruptions and the
+    efficiency lost at scale (whole_run.py), not only the steady-state speed."""
     config = TrainingConfig(
         accelerator_count=accelerators,
         method=TrainingMethod(workload.method),
@@ -98,7 +99,8 @@ def _estimate(
         accelerators_per_node=per_node,
     )
     estimate = estimate_training(model, spec, config, efficiency)
-    return estimate.min_accelerators, estimate.wall_clock_hours, estimate.mfu
+    run = estimate.whole_run
+    return estimate.min_accelerators, None if run is None else run.wall_clock_hours, estimate.mfu
 
 
 def year_limit_hours(workload: TrainingWorkload, assumptions: Assumptions) -> float:
