@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 import yaml
 from pydantic import ValidationError
+from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from wheretorun.engine import InvalidSpec
 from wheretorun.errors import WheretorunError
-from wheretorun.services.recommendation_reads import RecommendationRead
+from wheretorun.services.recommendation_reads import OptionRead, RecommendationRead
 from wheretorun.services.recommendation_schemas import RecommendationCreate
 from wheretorun.settings import get_settings
 
@@ -37,35 +41,129 @@ def _milliseconds(value: Any) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
 
-def _print(result: RecommendationRead) -> None:
-    table = Table(title=f"{result.workload_kind} workload, catalog version {result.catalog_version}")
-    for column in (
-        "#",
-        "option",
-        "what",
-        "total",
-        "per month",
-        "per 1M tokens",
-        "capex",
-        "TTFT ms",
-        "TPOT ms",
-    ):
-        table.add_column(column, justify="right" if column not in ("option", "what") else "left")
+def _hours(value: Any) -> str:
+    return "-" if value is None else f"{value:,.1f}"
+
+
+_KIND_NAMES = {"hosted_api": "api", "cloud": "cloud", "owned": "owned", "local": "local", "hybrid": "hybrid"}
+
+
+@dataclass(frozen=True)
+class _Column:
+    title: str
+    cell: Callable[[OptionRead], str]
+    money: bool = False
+
+
+def _columns(workload_kind: str) -> list[_Column]:
+    """The figures that decide each workload kind: per run, accelerator-hours and wall-clock for
+    training; per million tokens (all-in and marginal) and TTFT/TPOT for serving; per million
+    tokens for a batch job."""
+    head = [
+        _Column("#", lambda o: str(o.rank)),
+        _Column("what", _what),
+        _Column("total", lambda o: _money(o.total_usd), money=True),
+    ]
+    if workload_kind == "training":
+        return head + [
+            _Column("per run", lambda o: _money(o.usd_per_run), money=True),
+            _Column("marginal", lambda o: _money(o.marginal_usd_per_run), money=True),
+            _Column("acc-h", lambda o: _hours(o.accelerator_hours_per_run)),
+            _Column("wall h", lambda o: _hours(o.wall_clock_hours_per_run)),
+        ]
+    tail = [
+        _Column("per 1M tok", lambda o: _money(o.usd_per_million_tokens), money=True),
+        _Column("marginal", lambda o: _money(o.marginal_usd_per_million_tokens), money=True),
+    ]
+    if workload_kind == "inference":
+        tail += [
+            _Column("TTFT", lambda o: _milliseconds(o.ttft_ms)),
+            _Column("TPOT", lambda o: _milliseconds(o.tpot_ms)),
+        ]
+    return head + tail
+
+
+def _what(option: OptionRead) -> str:
+    kind = _KIND_NAMES.get(option.option, option.option)
+    folded = f" (+{len(option.same_total)} same total)" if option.same_total else ""
+    return escape(f"[{kind}] {option.label}{folded}")
+
+
+def _same_totals(result: RecommendationRead) -> None:
+    """The options folded into a row, listed under the table."""
     for option in result.options:
-        table.add_row(
-            str(option.rank),
-            option.option,
-            option.label,
-            _money(option.total_usd),
-            _money(option.usd_per_month),
-            _money(option.usd_per_million_tokens or option.usd_per_run),
-            _money(option.capex_usd),
-            _milliseconds(option.ttft_ms),
-            _milliseconds(option.tpot_ms),
+        if option.same_total:
+            console.print(
+                escape(f"  #{option.rank} same total: " + "; ".join(option.same_total)), soft_wrap=True
+            )
+
+
+def _table(result: RecommendationRead) -> Table:
+    """Money columns never wrap or truncate; the description column folds instead."""
+    columns = _columns(result.workload_kind)
+    table = Table(
+        title=f"{result.workload_kind} workload, catalog version {result.catalog_version}",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+        pad_edge=False,
+        show_edge=False,
+    )
+    for column in columns:
+        cells = [column.cell(option) for option in result.options]
+        widest = max([len(column.title), *(len(cell) for cell in cells)])
+        if column.title == "what":
+            table.add_column(column.title, overflow="fold", ratio=1, min_width=14)
+        else:
+            table.add_column(column.title, justify="right", no_wrap=True, min_width=widest)
+    for option in result.options:
+        table.add_row(*(column.cell(option) for column in columns))
+    return table
+
+
+def _best_of_each_kind(result: RecommendationRead) -> None:
+    if not result.best_per_option:
+        return
+    console.print("[bold]Best of each kind:[/bold]")
+    per = "run" if result.workload_kind == "training" else "1M tokens"
+    for kind, option in result.best_per_option.items():
+        figure = option.usd_per_run if result.workload_kind == "training" else option.usd_per_million_tokens
+        console.print(
+            escape(
+                f"  {kind}: #{option.rank} {option.label}, {_money(option.total_usd)} total, "
+                f"{_money(figure)} per {per}"
+            ),
+            soft_wrap=True,
         )
-    console.print(table)
+
+
+def _binding(result: RecommendationRead) -> None:
+    if result.options or not result.binding_constraints:
+        return
+    console.print("[bold]Nothing is feasible.[/bold] Constraints that bind:")
+    for binding in result.binding_constraints:
+        lifted = f"  {binding.constraint} ({binding.relaxed_to})"
+        if binding.cheapest_label is None:
+            line = f"{lifted}: lifting it alone admits nothing"
+        else:
+            figure = f", {binding.cheapest_figure}" if binding.cheapest_figure else ""
+            line = (
+                f"{lifted} would admit {binding.cheapest_label}, "
+                f"{_money(binding.cheapest_total_usd)} total{figure}"
+            )
+        console.print(escape(line), soft_wrap=True)
+
+
+def _print(result: RecommendationRead) -> None:
+    console.print(_table(result))
+    _same_totals(result)
+    _best_of_each_kind(result)
+    _binding(result)
     if result.options:
         console.print(f"[bold]Why #1:[/bold] {result.options[0].rationale}")
+        if result.options[0].setting:
+            console.print(f"[bold]Setting:[/bold] {result.options[0].setting}")
+        if result.options[0].uncertainty:
+            console.print(f"[bold]Uncertainty:[/bold] {result.options[0].uncertainty}")
     rejected = ", ".join(f"{group.reason} {group.count:,}" for group in result.rejected)
     console.print(f"[bold]Rejected:[/bold] {rejected or 'none'}")
     if result.break_even:

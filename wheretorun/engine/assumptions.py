@@ -59,14 +59,21 @@ DEFAULT_SOURCES: Mapping[str, str] = MappingProxyType(
         "maintenance_fraction_annual": f"{_CONFIGIQ}: annualMaintenancePct = 5",
         "operations_staff_usd_per_month": (
             f"{_CONFIGIQ}: ownedOperationsFte = 0.25 x loadedMonthlyCostPerFte = $18,000 = $4,500 per "
-            "owned deployment per month (a deployment, not a server)"
+            "owned deployment per month: the minimum; staff grows above it with accelerators_per_staff_fte"
         ),
         "cloud_staff_usd_per_month": (
-            f"{_CONFIGIQ}: rentedOperationsFte = 0.2 x $18,000 = $3,600 per rented serving deployment "
-            "per month"
+            f"{_CONFIGIQ}: rentedOperationsFte = 0.2 x $18,000 = $3,600 per rented deployment per month "
+            "(serving, batch and training jobs for the months they run): the minimum; staff grows above it "
+            "with accelerators_per_staff_fte"
         ),
         "hosted_staff_usd_per_month": (
             f"{_CONFIGIQ}: hostedOperationsFte = 0.05 x $18,000 = $900 per hosted-API integration per month"
+        ),
+        "staff_usd_per_fte_month": f"{_CONFIGIQ}: loadedMonthlyCostPerFte = 18,000",
+        "accelerators_per_staff_fte": (
+            "Roskies & Zacharia, 'Designing and Supporting High-end Computational Facilities', CTWatch "
+            "Quarterly 2(2), May 2006, p. 4: sites 'add one FTE for roughly every 250 processors' (a rule of "
+            "thumb for HPC systems; no public figure exists for accelerators, so processors stand in)"
         ),
         "target_utilisation": (
             f"{_CONFIGIQ}: planningCapacityUsePct = 90 (10% of estimated capacity kept as headroom)"
@@ -152,6 +159,8 @@ class Assumptions:
     operations_staff_usd_per_month: float = 4500.0  # per owned deployment
     cloud_staff_usd_per_month: float = 3600.0  # per rented serving deployment
     hosted_staff_usd_per_month: float = 900.0  # per hosted-API integration
+    staff_usd_per_fte_month: float = 18000.0  # loaded cost of one operations FTE
+    accelerators_per_staff_fte: float = 250.0  # above the minimum, one FTE per this many accelerators
     target_utilisation: float = 0.9  # share of estimated capacity planned for (10% headroom)
     spot_interruption_overhead: float = 0.10  # extra instance-hours on spot
     reserved_1y_discount: float = 0.34
@@ -190,8 +199,10 @@ class Assumptions:
             "operations_staff_usd_per_month",
             "cloud_staff_usd_per_month",
             "hosted_staff_usd_per_month",
+            "staff_usd_per_fte_month",
         ):
             self._check_range(name, 0.0, 10_000_000.0)
+        self._check_range("accelerators_per_staff_fte", 1.0, 1_000_000.0)
         _require(
             math.isfinite(self.target_utilisation) and 0 < self.target_utilisation <= 1,
             "target_utilisation",

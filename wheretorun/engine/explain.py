@@ -24,18 +24,38 @@ def _cost_sentence(plan: Plan) -> str:
     )
     per_token = plan.usd_per_million_tokens
     if per_token is not None:
-        parts.append(f"or {_usd(per_token)} per million tokens")
+        parts.append(f"or {_usd(per_token)} per million tokens all-in")
+        marginal = plan.marginal_usd_per_million_tokens
+        if marginal is not None and marginal < per_token * 0.99:
+            parts.append(f"({_usd(marginal)} without the fixed staff minimum)")
     if plan.usd_per_run is not None:
-        parts.append(f"or {_usd(plan.usd_per_run)} per run")
+        parts.append(f"or {_usd(plan.usd_per_run)} per run all-in")
+        marginal = plan.marginal_usd_per_run
+        if marginal is not None and marginal < plan.usd_per_run * 0.99:
+            parts.append(f"({_usd(marginal)} without the fixed staff minimum)")
     return " ".join(parts) + "."
 
 
 def _biggest_line(plan: Plan) -> str:
+    """The largest cost line as a share of everything paid out (the positive lines): a resale
+    credit lowers the total but is not a cost, so the shares of the costs add up to 100%."""
     lines = [line for line in plan.lines if line.usd > 0]
-    if not lines or plan.total_usd <= 0:
+    paid = sum(line.usd for line in lines)
+    if not lines or paid <= 0:
         return ""
     top = max(lines, key=lambda line: line.usd)
-    return f" The largest cost is {top.name} ({top.usd / plan.total_usd:.0%})."
+    return f" The largest cost is {top.name} ({top.usd / paid:.0%} of the costs paid)."
+
+
+def _relative(extra: float, base: float) -> str:
+    """`extra` against `base`: a percentage up to 2x, a multiple beyond (a percentage of a tiny
+    base reads as nonsense: 1507563%)."""
+    if base <= 0:
+        return "the cheapest costs nothing"
+    ratio = (base + extra) / base
+    if ratio >= 2:
+        return f"{ratio:,.1f} times the cheapest"
+    return f"{extra / base:.0%} more"
 
 
 def _comparison(plan: Plan, rank: int, winner: Plan, runner_up: Plan | None) -> str:
@@ -44,10 +64,15 @@ def _comparison(plan: Plan, rank: int, winner: Plan, runner_up: Plan | None) -> 
             return " It is the only feasible option."
         gap = runner_up.total_usd - plan.total_usd
         share = gap / runner_up.total_usd if runner_up.total_usd else 0.0
-        return f" It is the cheapest option, {_usd(gap)} ({share:.0%}) below the next, {runner_up.label}."
+        return (
+            f" It is the cheapest option, {_usd(gap)} below the next, {runner_up.label} "
+            f"({share:.0%} less than it)."
+        )
     extra = plan.total_usd - winner.total_usd
-    share = extra / winner.total_usd if winner.total_usd else 0.0
-    return f" It costs {_usd(extra)} ({share:.0%}) more than the cheapest, {winner.label}."
+    return (
+        f" It costs {_usd(extra)} more than the cheapest, {winner.label} "
+        f"({_relative(extra, winner.total_usd)})."
+    )
 
 
 def _usage(plan: Plan) -> str:

@@ -20,11 +20,13 @@ Deterministic: the same inputs give an identical result (ties break on labels).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 from types import MappingProxyType
+from typing import Any
 
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.breakeven import break_even
@@ -32,6 +34,7 @@ from wheretorun.engine.catalog import CatalogSnapshot
 from wheretorun.engine.costs.plan import Plan
 from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
+from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.explain import rationale
 from wheretorun.engine.hybrid import HybridSolution, solve_hybrid
 from wheretorun.engine.planning.batch import batch_candidates
@@ -39,6 +42,7 @@ from wheretorun.engine.planning.inference import serving_candidates
 from wheretorun.engine.planning.rules import Context, money_verdict
 from wheretorun.engine.planning.training import training_candidates
 from wheretorun.engine.recommendation import (
+    BindingConstraint,
     CostLine,
     HybridPart,
     PlanOption,
@@ -58,6 +62,8 @@ SHORTLIST = 20
 _CENT = Decimal("0.01")
 _PER_TOKEN = Decimal("0.0001")
 _HOURS_PER_BUDGET_MONTH = 730.0
+_SAME_TOTAL = 0.005  # totals within half a percent are "the same total" when folding rows
+_DEADLINE_RELAXATION = 10  # a batch deadline is required; relaxing it means ten times longer
 
 
 def recommend(
@@ -66,8 +72,11 @@ def recommend(
     assumptions: Assumptions,
     snapshot: CatalogSnapshot,
     efficiency: EfficiencyTable = DEFAULT_EFFICIENCY,
+    explain_infeasible: bool = True,
 ) -> Recommendation:
-    """Ranked, costed, explained options for `workload`, and the candidates rejected on the way."""
+    """Ranked, costed, explained options for `workload`, and the candidates rejected on the way.
+    When nothing is feasible (and `explain_infeasible`), each constraint is relaxed alone to name
+    the ones that bind and the cheapest option relaxing each would admit."""
     context = Context(constraints, assumptions, snapshot, efficiency)
     found = _candidates(workload, context)
     ranked = _ranked(_within_budgets(found.plans, workload, context))
@@ -77,9 +86,17 @@ def recommend(
     elif hybrid is not None:
         context.notes.append(f"hybrid: no mix of base and burst capacity beats {hybrid.plan.label} alone")
     best = _best_per_option(ranked)
-    shortlist = _shortlist(ranked, best)
-    options = tuple(_option(plan, rank, shortlist, hybrid) for rank, plan in enumerate(shortlist))
+    folded = _shortlist(ranked, best)
+    shortlist = [plan for plan, _ in folded]
+    options = tuple(
+        _option(plan, rank, shortlist, hybrid, others) for rank, (plan, others) in enumerate(folded)
+    )
     by_kind = {option.option: option for option in reversed(options)}
+    binding = (
+        _binding_constraints(workload, constraints, assumptions, snapshot, efficiency)
+        if not options and explain_infeasible
+        else ()
+    )
     return Recommendation(
         workload_kind=found.kind,
         options=options,
@@ -94,6 +111,7 @@ def recommend(
         ),
         notes=tuple(dict.fromkeys(context.notes)),
         candidates_evaluated=found.evaluated,
+        binding_constraints=binding,
     )
 
 
@@ -180,7 +198,30 @@ def _best_per_option(ranked: Sequence[Plan]) -> dict[OptionKind, Plan]:
     return best
 
 
-def _shortlist(ranked: Sequence[Plan], best: dict[OptionKind, Plan]) -> list[Plan]:
+def _same_total(head: Plan, plan: Plan) -> bool:
+    """Worth one row: the same option kind from the same provider (for hosted APIs: the same
+    model, whoever resells it) at the same total, within half a percent."""
+    if head.option != plan.option:
+        return False
+    same_source = head.setup.provider == plan.setup.provider or (
+        plan.option == OptionKind.HOSTED_API and head.setup.model_id == plan.setup.model_id
+    )
+    return same_source and abs(plan.total_usd - head.total_usd) <= _SAME_TOTAL * max(abs(head.total_usd), 1.0)
+
+
+def _fold(plans: Sequence[Plan]) -> list[tuple[Plan, list[str]]]:
+    """Ranked plans with those of the same kind, provider and total folded into the first."""
+    rows: list[tuple[Plan, list[str]]] = []
+    for plan in plans:
+        head = next((row for row in rows if _same_total(row[0], plan)), None)
+        if head is None:
+            rows.append((plan, []))
+        else:
+            head[1].append(plan.label)
+    return rows
+
+
+def _shortlist(ranked: Sequence[Plan], best: dict[OptionKind, Plan]) -> list[tuple[Plan, tuple[str, ...]]]:
     seen: set[tuple[str, str, str, str]] = set()
     unique = []
     for plan in ranked:
@@ -188,9 +229,93 @@ def _shortlist(ranked: Sequence[Plan], best: dict[OptionKind, Plan]) -> list[Pla
         if key not in seen:
             seen.add(key)
             unique.append(plan)
-    shortlist = unique[:SHORTLIST]
-    shortlist += [plan for plan in best.values() if plan not in shortlist]
-    return _ranked(shortlist)
+    rows = _fold(unique)
+    shortlist = rows[:SHORTLIST]
+    kept = {id(plan) for plan, _ in shortlist}
+    folded = {label for _, others in rows for label in others}
+    shortlist += [(plan, []) for plan in best.values() if id(plan) not in kept and plan.label not in folded]
+    shortlist.sort(key=lambda row: (row[0].total_usd, row[0].option.value, row[0].label))
+    return [(plan, tuple(others)) for plan, others in shortlist]
+
+
+# ---- when nothing is feasible ------------------------------------------------------------------
+
+
+_Relaxation = tuple[str, str, Workload, Constraints]
+
+
+def _relaxations(workload: Workload, constraints: Constraints) -> list[_Relaxation]:
+    """Each limit the request sets, lifted alone: (field, what it became, workload, constraints)."""
+    out: list[_Relaxation] = []
+    for item in dataclasses.fields(constraints):
+        if getattr(constraints, item.name) != item.default:
+            lifted: dict[str, Any] = {item.name: item.default}
+            out.append(
+                (f"constraints.{item.name}", "no limit", workload, dataclasses.replace(constraints, **lifted))
+            )
+    if isinstance(workload, InferenceWorkload):
+        if workload.ttft_ms is not None:
+            out.append(
+                ("workload.ttft_ms", "no target", dataclasses.replace(workload, ttft_ms=None), constraints)
+            )
+        if workload.tpot_ms is not None:
+            out.append(
+                ("workload.tpot_ms", "no target", dataclasses.replace(workload, tpot_ms=None), constraints)
+            )
+    elif isinstance(workload, BatchWorkload):
+        longer = workload.deadline_hours * _DEADLINE_RELAXATION
+        relaxed = f"{longer:g} h ({_DEADLINE_RELAXATION}x)"
+        out.append(
+            (
+                "workload.deadline_hours",
+                relaxed,
+                dataclasses.replace(workload, deadline_hours=longer),
+                constraints,
+            )
+        )
+    elif workload.deadline_hours is not None:
+        lifted_run = dataclasses.replace(workload, deadline_hours=None)
+        out.append(("workload.deadline_hours", "no deadline", lifted_run, constraints))
+    return out
+
+
+def _figure(option: PlanOption) -> str | None:
+    if option.usd_per_million_tokens is not None:
+        return f"${option.usd_per_million_tokens} per million tokens"
+    if option.usd_per_run is not None:
+        return f"${option.usd_per_run} per run"
+    return None
+
+
+def _binding_constraints(
+    workload: Workload,
+    constraints: Constraints,
+    assumptions: Assumptions,
+    snapshot: CatalogSnapshot,
+    efficiency: EfficiencyTable,
+) -> tuple[BindingConstraint, ...]:
+    """Every limit whose lifting alone admits an option, with that option; then the limits whose
+    lifting alone admits nothing (they bind only together with others)."""
+    admitted, alone = [], []
+    for field, relaxed_to, relaxed_workload, relaxed_constraints in _relaxations(workload, constraints):
+        try:
+            result = recommend(
+                relaxed_workload,
+                relaxed_constraints,
+                assumptions,
+                snapshot,
+                efficiency,
+                explain_infeasible=False,
+            )
+        except InvalidSpec:
+            continue
+        if result.options:
+            best = result.options[0]
+            admitted.append(BindingConstraint(field, relaxed_to, best.label, best.total_usd, _figure(best)))
+        else:
+            alone.append(BindingConstraint(field, relaxed_to, None, None, None))
+    admitted.sort(key=lambda b: (b.cheapest_total_usd or 0, b.constraint))
+    return (*admitted, *alone)
 
 
 # ---- at the edge: Decimal money ------------------------------------------------------------------
@@ -206,7 +331,13 @@ def _optional_money(value: float | None, step: Decimal = _CENT) -> Decimal | Non
     return None if value is None else _money(value, step)
 
 
-def _option(plan: Plan, rank: int, ranked: Sequence[Plan], hybrid: HybridSolution | None) -> PlanOption:
+def _option(
+    plan: Plan,
+    rank: int,
+    ranked: Sequence[Plan],
+    hybrid: HybridSolution | None,
+    same_total: tuple[str, ...] = (),
+) -> PlanOption:
     runner_up = ranked[1] if len(ranked) > 1 else None
     parts: tuple[HybridPart, ...] = ()
     if plan.option == OptionKind.HYBRID and hybrid is not None:
@@ -232,4 +363,11 @@ def _option(plan: Plan, rank: int, ranked: Sequence[Plan], hybrid: HybridSolutio
         risks=plan.risks,
         rationale=rationale(plan, rank, ranked[0], runner_up),
         hybrid_parts=parts,
+        marginal_usd_per_million_tokens=_optional_money(plan.marginal_usd_per_million_tokens, _PER_TOKEN),
+        marginal_usd_per_run=_optional_money(plan.marginal_usd_per_run),
+        accelerator_hours_per_run=plan.accelerator_hours_per_run,
+        wall_clock_hours_per_run=plan.wall_clock_hours_per_run,
+        setting=plan.setting,
+        uncertainty=plan.uncertainty,
+        same_total=same_total,
     )

@@ -23,6 +23,7 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.workload import OptionKind
 
 __all__ = [
+    "BindingConstraint",
     "BreakEven",
     "BreakEvenPoint",
     "CostLine",
@@ -128,6 +129,15 @@ class PlanOption:
     risks: tuple[str, ...]
     rationale: str
     hybrid_parts: tuple[HybridPart, ...] = ()
+    # The same money without the fixed staff minimum: what more volume (or one more run) costs.
+    marginal_usd_per_million_tokens: Decimal | None = None
+    marginal_usd_per_run: Decimal | None = None
+    accelerator_hours_per_run: float | None = None  # training: one whole run
+    wall_clock_hours_per_run: float | None = None
+    setting: str | None = None  # training: the parallelism/memory setting chosen
+    uncertainty: str | None = None
+    # Options of the same kind and provider at the same total, folded into this row.
+    same_total: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +183,18 @@ class BreakEven:
 
 
 @dataclass(frozen=True, slots=True)
+class BindingConstraint:
+    """When nothing is feasible: a constraint that binds, and the cheapest option that relaxing
+    it (alone) would admit. `cheapest_label` is None when relaxing it alone admits nothing."""
+
+    constraint: str  # the field, e.g. "constraints.max_usd_per_month" or "workload.ttft_ms"
+    relaxed_to: str  # what the relaxed run used instead, in words
+    cheapest_label: str | None
+    cheapest_total_usd: Decimal | None
+    cheapest_figure: str | None  # its per-unit figure, e.g. "$0.42 per million tokens"
+
+
+@dataclass(frozen=True, slots=True)
 class Recommendation:
     workload_kind: str  # inference | batch | training
     options: tuple[PlanOption, ...]
@@ -185,3 +207,4 @@ class Recommendation:
     break_even: BreakEven | None
     notes: tuple[str, ...]
     candidates_evaluated: int
+    binding_constraints: tuple[BindingConstraint, ...] = ()  # only when no option is feasible

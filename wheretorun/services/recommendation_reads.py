@@ -68,6 +68,23 @@ class OptionRead(ReadModel):
     risks: list[str]
     rationale: str
     hybrid_parts: list[HybridPartRead] = []
+    marginal_usd_per_million_tokens: Decimal | None = Field(
+        default=None, description="Per million tokens without the fixed staff minimum."
+    )
+    marginal_usd_per_run: Decimal | None = Field(
+        default=None, description="Per training run without the fixed staff minimum."
+    )
+    accelerator_hours_per_run: float | None = Field(
+        default=None, description="Training: accelerator-hours of one whole run (overheads included)."
+    )
+    wall_clock_hours_per_run: float | None = None
+    setting: str | None = Field(
+        default=None, description="Training: recomputation, ZeRO stage, tensor-parallel degree, micro-batch."
+    )
+    uncertainty: str | None = None
+    same_total: list[str] = Field(
+        default=[], description="Other options of the same kind and provider at the same total, folded in."
+    )
 
 
 class RejectedRead(ReadModel):
@@ -106,6 +123,14 @@ class AssumptionRead(ReadModel):
     source: str
 
 
+class BindingConstraintRead(ReadModel):
+    constraint: str
+    relaxed_to: str
+    cheapest_label: str | None
+    cheapest_total_usd: Decimal | None
+    cheapest_figure: str | None
+
+
 class RecommendationRead(ReadModel):
     workload_kind: str
     options: list[OptionRead] = Field(description="Ranked, best (cheapest over the horizon) first.")
@@ -117,3 +142,8 @@ class RecommendationRead(ReadModel):
     as_of: dt.datetime
     candidates_evaluated: int
     notes: list[str]
+    binding_constraints: list[BindingConstraintRead] = Field(
+        default=[],
+        description="When no option is feasible: each constraint that binds and the cheapest option "
+        "that relaxing it alone would admit.",
+    )

@@ -160,6 +160,8 @@ class AssumptionsIn(Body):
     operations_staff_usd_per_month: float | None = None
     cloud_staff_usd_per_month: float | None = None
     hosted_staff_usd_per_month: float | None = None
+    staff_usd_per_fte_month: float | None = None
+    accelerators_per_staff_fte: float | None = None
     target_utilisation: float | None = None
     spot_interruption_overhead: float | None = None
     reserved_1y_discount: float | None = None

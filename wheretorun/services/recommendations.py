@@ -31,6 +31,7 @@ from wheretorun.pricing.snapshot import SnapshotCache
 from wheretorun.services.engine_call import engine_call
 from wheretorun.services.recommendation_reads import (
     AssumptionRead,
+    BindingConstraintRead,
     BreakEvenRead,
     OptionRead,
     RecommendationRead,
@@ -236,4 +237,7 @@ def recommendation_read(recommendation: Recommendation, limit: int | None = None
         as_of=recommendation.as_of,
         candidates_evaluated=recommendation.candidates_evaluated,
         notes=list(recommendation.notes),
+        binding_constraints=[
+            BindingConstraintRead.model_validate(binding) for binding in recommendation.binding_constraints
+        ],
     )

@@ -21,7 +21,8 @@ Pricing modes:
 GCP rows price the GPUs without their host VM (`accelerator_only`). The catalog has no VM
 prices, so these offers are rejected as `incomplete_price` unless
 `assumptions.host_vm_usd_per_accelerator_hour` supplies one.
-Every serving plan adds the operations staff of a rented deployment for each month.
+Every plan adds the operations staff of a rented deployment (staff.py): serving for each month,
+a batch job for the hours it runs, scaled with the accelerators it runs.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from wheretorun.engine.catalog import CloudOffer
 from wheretorun.engine.costs.arrays import FloatArray, ceil_array
 from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
 from wheretorun.engine.costs.plan import Line, Plan
+from wheretorun.engine.costs.staff import staff_lines
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import OptionKind
@@ -250,7 +252,13 @@ def serving_plan(
             price * paid,
             f"{paid:,.0f} instance-hours x ${price:.4f} ({mode.name}); peak {peak} x {offer.instance_type}",
         ),
-        Line("operations staff", assumptions.cloud_staff_usd_per_month * months, "rented serving deployment"),
+        *staff_lines(
+            assumptions.cloud_staff_usd_per_month,
+            paid * layout.accelerators / (months * demand.hours_per_month),
+            months,
+            assumptions,
+            "rented serving deployment",
+        ),
     )
     capacity_hours = paid * layout.per_instance * capacity.requests_per_s * 3600
     replicas = peak * layout.per_instance
@@ -337,6 +345,13 @@ def batch_plan(
                 price * instance_hours,
                 f"{instances} x {offer.instance_type} for {wall_hours:.1f} h; {instance_hours:,.1f} "
                 f"instance-hours x ${price:.4f} ({mode.name})",
+            ),
+            *staff_lines(
+                assumptions.cloud_staff_usd_per_month,
+                instances * layout.accelerators,
+                wall_hours / assumptions.hours_per_month,
+                assumptions,
+                "rented batch job, for the hours it runs",
             ),
         ),
         months=None,

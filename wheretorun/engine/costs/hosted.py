@@ -15,6 +15,7 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import ApiPriceOffer
 from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
 from wheretorun.engine.costs.plan import Line, Plan
+from wheretorun.engine.costs.staff import staff_lines
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import OptionKind
 
@@ -100,8 +101,8 @@ def serving_plan(
         if usd or name != "cached input tokens"
     ]
     months = demand.months
-    lines.append(
-        Line("operations staff", assumptions.hosted_staff_usd_per_month * months, "hosted-API integration")
+    lines += staff_lines(
+        assumptions.hosted_staff_usd_per_month, 0, months, assumptions, "hosted-API integration"
     )
     total = sum(line.usd for line in lines)
     per_request = usd_per_request(price, demand)
@@ -141,6 +142,13 @@ def batch_plan(price: ApiPriceOffer, model_id: str, demand: BatchDemand, assumpt
     lines = (
         Line("input tokens", demand.input_tokens_total * input_price / _MILLION, note),
         Line("output tokens", demand.output_tokens_total * output_price / _MILLION, note),
+        *staff_lines(
+            assumptions.hosted_staff_usd_per_month,
+            0,
+            demand.deadline_hours / assumptions.hours_per_month,
+            assumptions,
+            "hosted-API batch job, until its deadline",
+        ),
     )
     return Plan(
         option=OptionKind.HOSTED_API,

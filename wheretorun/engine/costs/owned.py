@@ -11,7 +11,8 @@ Owned servers
   book value at the horizon's end, and the cost of capital (finance.py).
 * From delivery (after the lead time) to the horizon's end: maintenance (fraction of capex a
   year), colocation per kW of nameplate IT load (accelerator TDP x count + base server power),
-  operations staff per deployment, and power billed at PUE x electricity:
+  operations staff (a minimum per deployment, growing with the accelerators; staff.py), and
+  power billed at PUE x electricity:
       (accelerator TDP x busy share + base server power) x PUE x USD/kWh,
   the busy share of the fleet being demand / raw capacity hour by hour.
 * During the lead time the owned plan rents: the cheapest on-demand autoscaled cloud plan
@@ -40,6 +41,7 @@ from wheretorun.engine.costs.cloud import Layout, quantisation_risks
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.finance import CapitalSchedule, capital_schedule
 from wheretorun.engine.costs.plan import Line, Plan
+from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, staff_lines
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import OptionKind
@@ -167,7 +169,7 @@ class OwnedSizing:
     energy_usd: float  # accelerator energy at the served load
     served_rps_hours: float  # from delivery to the horizon's end
     bridged: Plan | None  # the rental that serves the lead time
-    staff_usd: float
+    staff: tuple[Line, ...]  # the minimum per deployment and what the fleet adds (staff.py)
 
     def amounts(self) -> list[tuple[str, float]]:
         """The cost lines' names and amounts; their sum is the plan's total."""
@@ -179,7 +181,7 @@ class OwnedSizing:
             ("maintenance", unit.maintenance_usd * servers),
             ("colocation", unit.colocation_usd * servers),
             ("power", unit.idle_power_usd * servers + self.energy_usd),
-            ("operations staff", self.staff_usd),
+            *((line.name, line.usd) for line in self.staff),
         ]
         if self.bridged is not None:
             amounts.append(("rental during lead time", self.bridged.total_usd))
@@ -208,13 +210,20 @@ def owned_sizing(
     replicas = ceil_count(demand.peak_rps / planned) + demand.redundancy
     served = _served_rps_hours(demand, unit.lead_months)
     lead = unit.lead_months
+    servers = max(ceil_count(replicas / layout.per_instance), 1)
     return OwnedSizing(
         unit=unit,
-        servers=max(ceil_count(replicas / layout.per_instance), 1),
+        servers=servers,
         energy_usd=unit.energy_usd_per_rps_hour * served,
         served_rps_hours=served,
         bridged=bridge(demand.head(lead)) if lead and bridge is not None else None,
-        staff_usd=assumptions.operations_staff_usd_per_month * unit.schedule.in_service_months,
+        staff=staff_lines(
+            assumptions.operations_staff_usd_per_month,
+            servers * layout.accelerators,
+            unit.schedule.in_service_months,
+            assumptions,
+            "owned deployment",
+        ),
     )
 
 
@@ -249,7 +258,7 @@ def owned_plan(
     utilisation = sizing.served_rps_hours / raw_capacity_hours if raw_capacity_hours else None
     total = sum(line.usd for line in lines)
     opex = sum(
-        line.usd for line in lines if line.name in ("maintenance", "colocation", "power", "operations staff")
+        line.usd for line in lines if line.name in ("maintenance", "colocation", "power", STAFF, SCALED_STAFF)
     )
     return Plan(
         option=OptionKind.OWNED,

@@ -13,7 +13,11 @@ from dataclasses import dataclass, field
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import OptionKind
 
-__all__ = ["Line", "Plan"]
+__all__ = ["FIXED_STAFF_LINES", "Line", "Plan"]
+
+# Lines paid whatever the volume: the per-deployment staff minimum (costs/staff.py) and a local
+# card's upkeep. A marginal cost leaves them out.
+FIXED_STAFF_LINES = ("operations staff", "upkeep")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +44,10 @@ class Plan:
     headroom: float | None = None
     risks: tuple[str, ...] = ()
     facts: tuple[str, ...] = ()  # short statements the rationale is written from
+    accelerator_hours_per_run: float | None = None  # training: one whole run
+    wall_clock_hours_per_run: float | None = None
+    setting: str | None = None  # training: the parallelism/memory setting chosen
+    uncertainty: str | None = None  # how far off the estimate behind the cost may be
     reprice: Callable[[float], Plan | None] | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -61,6 +69,23 @@ class Plan:
         if not self.runs:
             return None
         return self.total_usd / self.runs
+
+    @property
+    def marginal_usd(self) -> float:
+        """The total without the fixed staff minimum: what more volume costs."""
+        return self.total_usd - sum(self.line_usd(name) for name in FIXED_STAFF_LINES)
+
+    @property
+    def marginal_usd_per_million_tokens(self) -> float | None:
+        if not self.tokens:
+            return None
+        return self.marginal_usd / self.tokens * 1e6
+
+    @property
+    def marginal_usd_per_run(self) -> float | None:
+        if not self.runs:
+            return None
+        return self.marginal_usd / self.runs
 
     def line_usd(self, name: str) -> float:
         return sum(line.usd for line in self.lines if line.name == name)

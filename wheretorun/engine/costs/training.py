@@ -17,7 +17,10 @@ Costs over the horizon (`runs` = runs_per_year x horizon years):
   capital, maintenance, colocation, staff and power: accelerators draw
   `training_gpu_power_fraction` x TDP while training, the servers' base power all the time;
   runs that fall in the hardware lead time are rented (the cheapest cloud cost per run);
-* local: one card, its capital and its power while training.
+* local: one card, its capital, its power while training and its upkeep (the hosted-API staff
+  rate, as for local serving).
+Every option pays operations staff (staff.py): rented clusters for the hours their runs take
+(reserved: the whole term), owned clusters for every month in service.
 Hosted fine-tuning is not offered: the catalog has no fine-tuning prices.
 """
 
@@ -27,6 +30,7 @@ import dataclasses
 import functools
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import AcceleratorEntry, CloudOffer, HardwarePrice
@@ -34,6 +38,7 @@ from wheretorun.engine.config import TrainingConfig, TrainingMethod
 from wheretorun.engine.costs.cloud import CloudMode, committed_months, hourly_price, offer_label
 from wheretorun.engine.costs.finance import capital_schedule
 from wheretorun.engine.costs.plan import Line, Plan
+from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, staff_lines
 from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.precision import Precision
@@ -53,6 +58,7 @@ __all__ = [
 ]
 
 _HOURS_PER_YEAR = 8760.0
+_OPEX = ("maintenance", "colocation", "power", STAFF, SCALED_STAFF)
 _W_PER_KW = 1000.0
 
 
@@ -62,9 +68,10 @@ class TrainingJob:
 
     units: int
     unit_size: int
-    wall_hours: float  # one run, without interruptions
+    wall_hours: float  # one whole run: steady-state time plus interruptions and scale losses
     mfu: float | None
     precision: Precision = Precision.BF16  # the mixed-precision type the run computes in
+    uncertainty: str = ""
 
     @property
     def accelerators(self) -> int:
@@ -86,10 +93,10 @@ def _estimate(
     per_node: int,
     efficiency: EfficiencyTable,
     precision: Precision,
-) -> tuple[int | None, float | None, float | None]:
-    """(min accelerators, whole-run wall-clock hours, MFU) of one run, cached: the same job is
-    sized for every offer of the same instance size. Whole-run hours carry interruptions and the
-    efficiency lost at scale (whole_run.py), not only the steady-state speed."""
+) -> tuple[int | None, float | None, float | None, str]:
+    """(min accelerators, whole-run wall-clock hours, MFU, its uncertainty) of one run, cached:
+    the same job is sized for every offer of the same instance size. Whole-run hours carry
+    interruptions and the efficiency lost at scale (whole_run.py), not only the steady state."""
     config = TrainingConfig(
         accelerator_count=accelerators,
         method=TrainingMethod(workload.method),
@@ -100,7 +107,9 @@ def _estimate(
     )
     estimate = estimate_training(model, spec, config, efficiency)
     run = estimate.whole_run
-    return estimate.min_accelerators, None if run is None else run.wall_clock_hours, estimate.mfu
+    if run is None:
+        return estimate.min_accelerators, None, estimate.mfu, ""
+    return estimate.min_accelerators, run.wall_clock_hours, estimate.mfu, run.uncertainty
 
 
 def year_limit_hours(workload: TrainingWorkload, assumptions: Assumptions) -> float:
@@ -127,7 +136,7 @@ def fastest_job(
     if no_peak is not None:
         return JobFailure(RejectReason.UNSPECIFIED_HARDWARE, no_peak)
     try:
-        minimum, _, _ = _estimate(model, spec, workload, unit_size, unit_size, efficiency, precision)
+        minimum, _, _, _ = _estimate(model, spec, workload, unit_size, unit_size, efficiency, precision)
     except InvalidSpec as error:
         return JobFailure(RejectReason.UNSPECIFIED_HARDWARE, error.reason)
     if minimum is None:
@@ -140,13 +149,16 @@ def fastest_job(
         most = min(most, max_units)
     best_hours = math.inf
     while units <= most:
-        _, hours, mfu = _estimate(model, spec, workload, units * unit_size, unit_size, efficiency, precision)
+        accelerators = units * unit_size
+        _, hours, mfu, uncertainty = _estimate(
+            model, spec, workload, accelerators, unit_size, efficiency, precision
+        )
         if hours is None:
             return JobFailure(
                 RejectReason.UNSPECIFIED_HARDWARE, f"{spec.name} publishes no {precision.value} compute peak"
             )
         if hours <= limit_hours:
-            return TrainingJob(units, unit_size, hours, mfu, precision)
+            return TrainingJob(units, unit_size, hours, mfu, precision, uncertainty)
         best_hours = min(best_hours, hours)
         units *= 2
     if not math.isfinite(best_hours):
@@ -166,6 +178,15 @@ def _mixed_precision(spec: AcceleratorSpec) -> Precision | None:
     None when it has neither. Unstated support: bf16."""
     support = spec.precision_support
     return Precision.BF16 if support is None else support.trained_instead(Precision.BF16)
+
+
+def _run_figures(job: TrainingJob) -> dict[str, Any]:
+    """What every training plan reports about one run."""
+    return {
+        "accelerator_hours_per_run": job.wall_hours * job.accelerators,
+        "wall_clock_hours_per_run": job.wall_hours,
+        "uncertainty": job.uncertainty or None,
+    }
 
 
 def _runs(workload: TrainingWorkload, assumptions: Assumptions) -> float:
@@ -205,7 +226,19 @@ def cloud_training_plan(
     else:
         hours = job.units * job.wall_hours * runs
         note = f"{runs:g} runs x {job.units} x {offer.instance_type} x {job.wall_hours:,.1f} h"
-    lines = (Line("instance hours", price * hours, f"{note} at ${price:.4f} per instance-hour"),)
+    staffed_months = (
+        assumptions.horizon_months if mode.reserved else job.wall_hours * runs / assumptions.hours_per_month
+    )
+    lines = (
+        Line("instance hours", price * hours, f"{note} at ${price:.4f} per instance-hour"),
+        *staff_lines(
+            assumptions.cloud_staff_usd_per_month,
+            job.accelerators,
+            staffed_months,
+            assumptions,
+            "rented training cluster" + ("" if mode.reserved else ", for the hours its runs take"),
+        ),
+    )
     return Plan(
         option=OptionKind.CLOUD,
         label=offer_label(offer, mode),
@@ -218,10 +251,11 @@ def cloud_training_plan(
         ),
         lines=lines,
         months=assumptions.horizon_months,
-        opex_usd_per_month=price * hours / assumptions.horizon_months,
+        opex_usd_per_month=sum(line.usd for line in lines) / assumptions.horizon_months,
         runs=runs,
         utilisation=job.wall_hours * runs / (hours / job.units) if mode.reserved else 1.0,
         risks=_cloud_risks(offer, mode),
+        **_run_figures(job),
         facts=(
             f"One run takes {job.wall_hours:,.1f} h on {job.accelerators} x {offer.accelerator_id}"
             + (f" at {job.mfu:.0%} MFU" if job.mfu else ""),
@@ -308,7 +342,7 @@ def owned_training_plan(
         Line("maintenance", capex * a.maintenance_fraction_annual / 12 * months),
         Line("colocation", nameplate_kw * a.colocation_usd_per_kw_month * months),
         Line("power", kwh * a.pue * a.electricity_usd_per_kwh, f"{busy_hours:,.0f} h of training in service"),
-        Line("operations staff", a.operations_staff_usd_per_month * months),
+        *staff_lines(a.operations_staff_usd_per_month, job.accelerators, months, a, "owned training cluster"),
     ]
     risks = []
     lead_runs = workload.runs_per_year * lead / 12
@@ -329,10 +363,11 @@ def owned_training_plan(
         lines=tuple(lines),
         months=a.horizon_months,
         capex_usd=capex,
-        opex_usd_per_month=sum(line.usd for line in lines[3:7]) / months if months else 0.0,
+        opex_usd_per_month=sum(line.usd for line in lines if line.name in _OPEX) / months if months else 0.0,
         runs=_runs(workload, a),
         utilisation=utilisation,
         risks=tuple(risks),
+        **_run_figures(job),
         facts=(f"One run takes {job.wall_hours:,.1f} h on {job.accelerators} x {entry.id}",),
         reprice=lambda multiplier: _scaled_owned(
             entry, price, tdp_w, job, model_id, workload, a, rented_usd_per_run, multiplier
@@ -378,6 +413,7 @@ def local_training_plan(
         Line("resale value", -card * schedule.resale),
         Line("cost of capital", card * schedule.cost_of_capital),
         Line("power", energy, f"{busy_hours:,.0f} h of training, office power without PUE"),
+        Line("upkeep", a.hosted_staff_usd_per_month * a.horizon_months, "care at the hosted-API staff rate"),
     )
     return Plan(
         option=OptionKind.LOCAL,
@@ -386,10 +422,11 @@ def local_training_plan(
         lines=lines,
         months=a.horizon_months,
         capex_usd=card,
-        opex_usd_per_month=energy / a.horizon_months,
+        opex_usd_per_month=energy / a.horizon_months + a.hosted_staff_usd_per_month,
         runs=_runs(workload, a),
         utilisation=busy_hours / (a.hours_per_month * a.horizon_months),
         risks=("no SLA: a single card, a failed run restarts from its last checkpoint",),
+        **_run_figures(job),
         facts=(f"One run takes {job.wall_hours:,.1f} h on one {entry.id}",),
         reprice=lambda multiplier: (
             None

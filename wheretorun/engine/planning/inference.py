@@ -28,6 +28,7 @@ from wheretorun.engine.costs.owned import (
     server_size,
 )
 from wheretorun.engine.costs.plan import Plan
+from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF
 from wheretorun.engine.hybrid import BaseOption, BurstOption, HybridInputs
 from wheretorun.engine.planning.cloud_table import Choice, ModeHours, OfferTable, choose_cheapest
 from wheretorun.engine.planning.models import SelfHosted, acceptable_models
@@ -304,7 +305,7 @@ def _cloud_bursts_and_base(
         return
     layout = layouts[reserved.key]
     replica_rps = layout.capacity.requests_per_s * a.target_utilisation
-    commitment = plan.total_usd - plan.line_usd("operations staff")
+    commitment = plan.total_usd - plan.line_usd(STAFF) - plan.line_usd(SCALED_STAFF)
     result.bases.append(
         BaseOption(
             plan=plan,
