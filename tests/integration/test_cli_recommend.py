@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,26 @@ def test_recommend_names_the_bad_field(fresh_database: Path, tmp_path: Path) -> 
     result = CliRunner().invoke(app, ["recommend", str(bad)])
     assert result.exit_code == 2
     assert "input_tokens" in result.output
+
+
+def _money_cells(line: str) -> list[str]:
+    return re.findall(r"\$[0-9,]+(?:\.[0-9]+)?…?", line)
+
+
+def test_the_table_shows_each_kinds_figures_and_never_cuts_money_at_80_columns(fresh_database: Path) -> None:
+    runner = CliRunner()
+    training = runner.invoke(app, ["recommend", str(EXAMPLES / "lora-finetune-8b.yaml"), "--limit", "5"])
+    assert training.exit_code == 0, training.output
+    header = next(line for line in training.output.splitlines() if line.startswith("#"))
+    assert header.split() == ["#", "what", "total", "per", "run", "marginal", "acc-h", "wall", "h"]
+    serving = runner.invoke(app, ["recommend", str(EXAMPLES / "chat-assistant-70b.yaml"), "--limit", "5"])
+    assert serving.exit_code == 0, serving.output
+    header = next(line for line in serving.output.splitlines() if line.startswith("#"))
+    assert header.split() == ["#", "what", "total", "per", "1M", "tok", "marginal", "TTFT", "TPOT"]
+    for output in (training.output, serving.output):
+        table = output[: output.index("Best of each kind")]
+        assert all(len(line) <= 80 for line in table.splitlines())
+        cells = [cell for line in table.splitlines() for cell in _money_cells(line)]
+        assert cells, "the table shows money"
+        assert not any(cell.endswith("…") for cell in cells)
+        assert re.search(r"^  cloud: #\d+ ", output, re.MULTILINE)

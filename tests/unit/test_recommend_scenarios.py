@@ -186,7 +186,13 @@ def test_a_batch_job_uses_the_batch_tier_and_does_not_buy_hardware() -> None:
     result = recommend(job, Constraints(), Assumptions(), snapshot())
     best = result.best_per_option[OptionKind.HOSTED_API]
     assert best.setup.pricing_mode == "api_batch"
-    assert float(best.total_usd) == pytest.approx(1e9 * 1.25 / 1e6 + 2e8 * 5.00 / 1e6)
+    # tokens at the batch tier + the hosted staff minimum ($900 a month) for the 48 h until the deadline
+    tokens_usd = 1e9 * 1.25 / 1e6 + 2e8 * 5.00 / 1e6
+    staff_usd = 900.0 * 48 / 730
+    assert float(best.total_usd) == pytest.approx(tokens_usd + staff_usd, abs=0.01)
+    assert float(best.marginal_usd_per_million_tokens) == pytest.approx(
+        tokens_usd / (1e9 + 2e8) * 1e6, abs=1e-4
+    )
     urgent = recommend(dataclasses.replace(job, deadline_hours=6), Constraints(), Assumptions(), snapshot())
     assert urgent.best_per_option[OptionKind.HOSTED_API].setup.pricing_mode == "api"
     open_model = recommend(
