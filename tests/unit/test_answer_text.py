@@ -8,13 +8,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.unit.recommend_catalog import TOGETHER_8B, api_price, snapshot
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.costs.plan import Line, Plan
 from wheretorun.engine.explain import rationale
 from wheretorun.engine.recommend import recommend
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import Constraints, InferenceWorkload, OptionKind
-from tests.unit.recommend_catalog import TOGETHER_8B, api_price, snapshot
 
 
 def _plan(label: str, lines: tuple[Line, ...]) -> Plan:
@@ -103,7 +103,8 @@ def test_a_feasible_request_has_no_binding_constraints() -> None:
         models=("llama-3.1-8b",), requests_per_day=300, input_tokens=800, output_tokens=200
     )
     result = recommend(workload, Constraints(), Assumptions(horizon_months=12), snapshot())
-    assert result.options and result.binding_constraints == ()
+    assert result.options
+    assert result.binding_constraints == ()
 
 
 _WORKLOAD = InferenceWorkload(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.unit.recommend_catalog import snapshot
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, staff_fte, staff_lines
 from wheretorun.engine.recommend import recommend
 from wheretorun.engine.workload import Constraints, InferenceWorkload, OptionKind, TrainingWorkload
-from tests.unit.recommend_catalog import snapshot
 
 
 def test_a_small_deployment_pays_the_minimum_only() -> None:
@@ -60,7 +60,8 @@ def test_cloud_training_pays_staff_for_the_hours_its_runs_take() -> None:
     assert any(o.setup.pricing_mode in ("on_demand", "spot") for o in result.options)
     for option in result.options:
         staff = sum(float(line.usd) for line in option.breakdown if line.name.startswith("operations staff"))
-        assert option.wall_clock_hours_per_run is not None and option.accelerator_hours_per_run is not None
+        assert option.wall_clock_hours_per_run is not None
+        assert option.accelerator_hours_per_run is not None
         if option.setup.pricing_mode in ("on_demand", "spot"):
             # 12 runs x wall hours / 730 h a month x max($3,600, accelerators / 250 x $18,000)
             months = 12 * option.wall_clock_hours_per_run / 730

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.unit.recommend_catalog import H100, LLAMA_8B
 from wheretorun.engine import TrainingConfig, estimate_training
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.whole_run import (
@@ -19,7 +20,6 @@ from wheretorun.engine.whole_run import (
     scale_efficiency,
     whole_run,
 )
-from tests.unit.recommend_catalog import H100, LLAMA_8B
 
 FITTED = WholeRunEfficiency(0.6, 512, 19.0, 35.0, "test figure")
 
@@ -79,9 +79,11 @@ def test_the_training_estimate_keeps_its_steady_state_and_adds_the_whole_run() -
         LLAMA_8B, H100, config, dataclasses.replace(DEFAULT_EFFICIENCY, whole_run=None)
     )
     assert with_runs.accelerator_hours == without.accelerator_hours  # the steady state is unchanged
-    assert with_runs.whole_run is not None and without.whole_run is not None
+    assert with_runs.whole_run is not None
+    assert without.whole_run is not None
     fitted = DEFAULT_EFFICIENCY.whole_run
-    assert fitted is not None and 0 < fitted.efficiency_at_full_scale < 1
+    assert fitted is not None
+    assert 0 < fitted.efficiency_at_full_scale < 1
     expected = without.whole_run.wall_clock_hours / fitted.efficiency_at_full_scale ** (
         math.log(64 / 8) / math.log(fitted.full_scale_accelerators / 8)
     )
