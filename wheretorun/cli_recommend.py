@@ -63,6 +63,7 @@ def _columns(workload_kind: str) -> list[_Column]:
         _Column("#", lambda o: str(o.rank)),
         _Column("what", _what),
         _Column("total", lambda o: _money(o.total_usd), money=True),
+        _Column("$/acc-h", lambda o: _money(o.usd_per_accelerator_hour), money=True),
     ]
     if workload_kind == "training":
         return head + [
@@ -164,6 +165,8 @@ def _print(result: RecommendationRead) -> None:
             console.print(f"[bold]Setting:[/bold] {result.options[0].setting}")
         if result.options[0].uncertainty:
             console.print(f"[bold]Uncertainty:[/bold] {result.options[0].uncertainty}")
+        if result.options[0].price_source:
+            console.print(escape(f"#1 price from: {result.options[0].price_source}"), soft_wrap=True)
     rejected = ", ".join(f"{group.reason} {group.count:,}" for group in result.rejected)
     console.print(f"[bold]Rejected:[/bold] {rejected or 'none'}")
     if result.break_even:

@@ -253,3 +253,12 @@ def test_openapi_has_stable_operation_ids(client: InProcessClient) -> None:
         "readyz",
     } <= operation_ids
     assert all(path.startswith("/v1/") or path in {"/healthz", "/readyz"} for path in spec["paths"])
+
+
+def test_an_accelerator_says_what_its_purchase_price_buys(client: InProcessClient) -> None:
+    h100 = client.get("/v1/accelerators/h100-sxm").raise_for_status().json()
+    assert (h100["purchase_price_basis"], h100["purchase_accelerators_per_unit"]) == ("system", 8)
+    assert Decimal(h100["purchase_price_usd"]) / 8 == Decimal("33600")
+    l40s = client.get("/v1/accelerators/l40s").raise_for_status().json()
+    assert (l40s["purchase_price_basis"], l40s["purchase_accelerators_per_unit"]) == ("chip", 1)
+    assert client.get("/v1/catalog").json()["counts"]["commitment_terms"] == 26

@@ -38,6 +38,9 @@ def test_recommend_prints_the_ranked_options(fresh_database: Path) -> None:
     assert table.exit_code == 0, table.output
     assert "training workload" in table.output
     assert "Rejected" in table.output
+    assert "#1 price from" in table.output
+    cloud = [o for o in result["options"] if o["option"] in ("cloud", "owned")]
+    assert all(o["usd_per_accelerator_hour"] and o["price_source"] for o in cloud)
 
 
 def test_recommend_names_the_bad_field(fresh_database: Path, tmp_path: Path) -> None:

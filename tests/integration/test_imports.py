@@ -300,7 +300,14 @@ def test_an_accelerator_still_offered_elsewhere_is_not_unpriced(session: Session
 
 def canonical_of_current(session: Session, **changes: str) -> str:
     rows = [
-        {"kind": "hardware", "key": p.accelerator_id, "usd_per_unit": str(p.usd_per_unit), "source": p.source}
+        {
+            "kind": "hardware",
+            "key": p.accelerator_id,
+            "usd_per_unit": str(p.usd_per_unit),
+            "source": p.source,
+            "basis": p.basis,
+            "accelerators_per_unit": str(p.accelerators_per_unit),
+        }
         for p in session.scalars(select(HardwarePrice).where(HardwarePrice.effective_to.is_(None)))
     ] + [
         {"kind": "energy", "key": p.region, "usd_per_kwh": str(p.usd_per_kwh), "source": p.source}
@@ -309,7 +316,9 @@ def canonical_of_current(session: Session, **changes: str) -> str:
     for row in rows:
         if row["key"] in changes:
             row["usd_per_unit" if row["kind"] == "hardware" else "usd_per_kwh"] = changes[row["key"]]
-    return to_csv(["kind", "key", "usd_per_unit", "usd_per_kwh", "source"], rows)
+    return to_csv(
+        ["kind", "key", "usd_per_unit", "usd_per_kwh", "source", "basis", "accelerators_per_unit"], rows
+    )
 
 
 def test_energy_prices_are_seeded_through_the_canonical_format(session: Session) -> None:
@@ -326,13 +335,13 @@ def test_canonical_hardware_and_energy_prices_import(session: Session) -> None:
             HardwarePrice.accelerator_id == "h100-sxm", HardwarePrice.effective_to.is_(None)
         )
     ).one()
-    text = canonical_of_current(session, **{"h100-sxm": "25000", "US/Ohio": "0.12"})
+    text = canonical_of_current(session, **{"h100-sxm": "240000", "US/Ohio": "0.12"})
     applied = run(session, "canonical", text)
     assert applied.status == "applied"
     assert applied.diff["by_table"]["hardware_prices"]["changed"] == 1
     assert applied.diff["by_table"]["energy_prices"]["changed"] == 1
     prices = repo.current_hardware_prices(session, ["h100-sxm"])
-    assert prices["h100-sxm"].usd_per_unit == Decimal("25000")
+    assert prices["h100-sxm"].usd_per_unit == Decimal("240000")
     assert repo.current_hardware_prices(session, ["h100-sxm"], old.effective_from)["h100-sxm"].id == old.id
 
 

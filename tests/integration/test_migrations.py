@@ -19,6 +19,7 @@ CATALOG_TABLES = {
     "accelerators",
     "accelerator_aliases",
     "hardware_prices",
+    "commitment_terms",
     "models",
     "cloud_offers",
     "api_prices",
@@ -62,3 +63,23 @@ def test_constraints_follow_the_naming_convention(backend: str, empty_engine_fac
             assert foreign_key["name"].startswith(f"fk_{table}_"), foreign_key
         if backend == "postgresql":
             assert inspector.get_pk_constraint(table)["name"] == f"pk_{table}"
+
+
+def test_downgrade_to_0006_removes_the_commitment_terms_and_the_price_basis(  # type: ignore[no-untyped-def]
+    backend: str, empty_engine_factory
+) -> None:
+    engine = empty_engine_factory(backend)
+    config = alembic_config(engine)
+    command.upgrade(config, "head")
+    columns = {c["name"] for c in inspect(engine).get_columns("hardware_prices")}
+    assert {"basis", "accelerators_per_unit"} <= columns
+
+    command.downgrade(config, "0006")
+    inspector = inspect(engine)
+    assert "commitment_terms" not in inspector.get_table_names()
+    assert not {"basis", "accelerators_per_unit"} & {
+        c["name"] for c in inspector.get_columns("hardware_prices")
+    }
+
+    command.upgrade(config, "head")
+    assert "commitment_terms" in inspect(engine).get_table_names()

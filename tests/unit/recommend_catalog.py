@@ -15,8 +15,11 @@ Every figure cites the shipped file it was copied from (paths under wheretorun/p
   Llama-3.3-70B-Instruct-Turbo 0.10 / 0.32, together_ai/meta-llama/Meta-Llama-3.1-8B-Instruct-
   Turbo 0.18 / 0.18, gpt-4o 2.50 / 10.00 (batch 1.25 / 5.00, cached 1.25), and
   vertex_ai/meta/llama-3.1-8b-instruct-maas whose 0.0 prices the reader turns into "unknown";
-* purchase prices: accelerators.csv / calibration gpus.csv: H100 SXM $33,600, L4 $2,500
-  (midpoint of 2,200-2,800), RTX 4090 $2,300 (midpoint of 1,600-3,000).
+* purchase prices: hardware_prices.csv: H100 SXM a DGX H100 (8 GPUs, server included) at
+  8 x $33,600 = $268,800; calibration gpus.csv: L4 $2,500 (midpoint of 2,200-2,800), RTX 4090
+  $2,300 (midpoint of 1,600-3,000), chip prices;
+* commitment terms: commitment_terms.csv, AWS 1-year 0.41 / 3-year 0.64 and GCP 0.37 / 0.56 off
+  on-demand for every GPU instance (Epoch AI's DEFAULT_CUD).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from wheretorun.engine.catalog import (
     ApiPriceOffer,
     CatalogSnapshot,
     CloudOffer,
+    CommitmentTerm,
     HardwarePrice,
     ModelEntry,
 )
@@ -128,6 +132,17 @@ MODELS = {
 }
 
 _SKYPILOT_AWS = "skypilot-catalog aws_vms.csv"
+_CUD = "commitment_terms.csv (Epoch AI DEFAULT_CUD)"
+COMMITMENTS = {
+    "aws": (
+        CommitmentTerm("aws", "", "", 12, Decimal("0.41"), None, _CUD),
+        CommitmentTerm("aws", "", "", 36, Decimal("0.64"), None, _CUD),
+    ),
+    "gcp": (
+        CommitmentTerm("gcp", "", "", 12, Decimal("0.37"), None, _CUD),
+        CommitmentTerm("gcp", "", "", 36, Decimal("0.56"), None, _CUD),
+    ),
+}
 
 
 def cloud_offer(
@@ -153,6 +168,7 @@ def cloud_offer(
         spot_usd_per_hour=None if spot is None else Decimal(spot),
         accelerator_only=accelerator_only,
         source=_SKYPILOT_AWS,
+        commitments=COMMITMENTS.get(provider, ()),
     )
 
 
@@ -224,7 +240,9 @@ VERTEX_8B_UNPRICED = api_price(
 )
 
 HARDWARE = {
-    "h100-sxm": HardwarePrice("h100-sxm", Decimal("33600"), "accelerators.csv purchase price"),
+    "h100-sxm": HardwarePrice(
+        "h100-sxm", Decimal("268800"), "hardware_prices.csv DGX H100", basis="system", accelerators_per_unit=8
+    ),
     "l4": HardwarePrice("l4", Decimal("2500"), "calibration gpus.csv 2200-2800 midpoint"),
     "rtx-4090": HardwarePrice("rtx-4090", Decimal("2300"), "calibration gpus.csv 1600-3000 midpoint"),
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 from tests.unit.recommend_catalog import GCP_H100, P5
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import ReplicaCapacity
+from wheretorun.engine.catalog import CommitmentTerm
 from wheretorun.engine.costs import cloud
 from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
 from wheretorun.engine.precision import Precision
@@ -56,8 +58,38 @@ def test_spot_pays_its_interruption_overhead_and_reservations_their_discount() -
         14.582 * 1.10
     )
     reserved = cloud.CloudMode("reserved_3y", "always_on")
+    # the AWS 3-year term of the catalog: 64% off on-demand
     assert cloud.hourly_price(P5, reserved, assumptions) == pytest.approx(55.04 * (1 - 0.64))
     assert cloud.committed_months(reserved, 24) == 36
+
+
+def test_a_provider_without_a_commitment_term_has_no_reserved_price() -> None:
+    mithril = dataclasses.replace(P5, provider="mithril", commitments=())
+    reserved = cloud.CloudMode("reserved_3y", "always_on")
+    assert cloud.hourly_price(mithril, reserved, Assumptions()) is None
+    assert cloud.hourly_price(mithril, ON_DEMAND, Assumptions()) == pytest.approx(55.04)
+
+
+def test_the_users_discount_wins_and_is_labelled_as_theirs() -> None:
+    reserved = cloud.CloudMode("reserved_1y", "always_on")
+    mine = Assumptions(reserved_discounts_by_provider=(("aws", 0.5, 0.7),))
+    assert cloud.hourly_price(P5, reserved, mine) == pytest.approx(55.04 * 0.5)
+    rate = cloud.reserved_rate(P5, 1, mine)
+    assert rate is not None
+    assert rate.users
+    assert "the user's 50%" in cloud.price_source(P5, reserved, mine)
+    published = cloud.reserved_rate(P5, 1, Assumptions())
+    assert published is not None
+    assert not published.users
+    assert "41.0% off" in published.source
+
+
+def test_a_committed_price_per_accelerator_hour_prices_the_whole_instance() -> None:
+    term = CommitmentTerm("aws", "h100-sxm", "p5", 36, None, Decimal("2.10"), "a published reserved price")
+    offer = dataclasses.replace(P5, commitments=(term,))
+    reserved = cloud.CloudMode("reserved_3y", "always_on")
+    assert cloud.hourly_price(offer, reserved, Assumptions()) == pytest.approx(8 * 2.10)
+    assert cloud.hourly_price(offer, cloud.CloudMode("reserved_1y", "always_on"), Assumptions()) is None
 
 
 def test_a_gpu_only_price_is_not_a_whole_price() -> None:

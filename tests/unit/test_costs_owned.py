@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 
 from tests.unit.recommend_catalog import ACCELERATORS, HARDWARE, P5
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import ReplicaCapacity
+from wheretorun.engine.catalog import HardwarePrice
 from wheretorun.engine.costs import cloud
 from wheretorun.engine.costs.demand import ServingDemand
-from wheretorun.engine.costs.owned import local_plan, owned_plan, server_size
+from wheretorun.engine.costs.owned import local_plan, owned_plan, server_capex_usd, server_size
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.workload import InferenceWorkload
 
@@ -60,7 +63,8 @@ def test_servers_are_sized_for_the_peak_with_spares_and_the_lines_add_up() -> No
     )
     # ceil(40 / (10 x 0.9)) = 5 replicas + 1 spare = 6 -> 3 servers of 2 replicas
     assert plan.setup.instance_count == 3
-    assert plan.capex_usd == pytest.approx(3 * 8 * 33_600 * 1.64)
+    # a DGX price includes the server: no overhead on top
+    assert plan.capex_usd == pytest.approx(3 * 268_800)
     assert plan.total_usd == pytest.approx(sum(line.usd for line in plan.lines))
     assert plan.line_usd("operations staff") == pytest.approx(4_500 * 36)
     colocation_kw = 3 * (8 * 700 + 450) / 1000
@@ -93,3 +97,23 @@ def test_a_local_card_serves_one_user_only() -> None:
     assert plan is not None
     assert plan.capex_usd == 2300.0
     assert plan.line_usd("power") > 0
+
+
+def test_server_overhead_applies_to_chip_prices_only() -> None:
+    assumptions = Assumptions()
+    dgx = HardwarePrice("h100-sxm", Decimal("268800"), "DGX", basis="system", accelerators_per_unit=8)
+    chip = HardwarePrice("h100-sxm", Decimal("33600"), "chip")
+    assert server_capex_usd(dgx, 8, assumptions) == pytest.approx(268_800)
+    assert server_capex_usd(chip, 8, assumptions) == pytest.approx(8 * 33_600 * 1.64)
+    # half a system's accelerators cost half the system
+    assert server_capex_usd(dgx, 4, assumptions) == pytest.approx(134_400)
+
+
+def test_owned_and_local_options_state_their_price_per_accelerator_hour() -> None:
+    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
+    assumptions = Assumptions(hardware_lead_time_months=0)
+    plan = owned_plan(H100, HARDWARE["h100-sxm"], 700.0, layout, "m", _demand(40.0), assumptions, None)
+    accelerator_hours = plan.setup.accelerator_count * 730 * 36  # type: ignore[operator]
+    assert plan.usd_per_accelerator_hour == pytest.approx(plan.total_usd / accelerator_hours)
+    assert plan.price_source is not None
+    assert "server included" in plan.price_source

@@ -55,11 +55,15 @@ def test_sources_mark_what_the_request_changed() -> None:
     assert sources["electricity_usd_per_kwh"] == DEFAULT_SOURCES["electricity_usd_per_kwh"]
 
 
-def test_reserved_discounts_fall_back_for_unknown_providers() -> None:
-    assumptions = Assumptions()
-    assert assumptions.reserved_discount("aws", 3) == 0.64
-    assert assumptions.reserved_discount("gcp", 1) == 0.37
-    assert assumptions.reserved_discount("lambda", 1) == assumptions.reserved_1y_discount
+def test_no_reserved_discount_is_assumed_unless_the_user_gives_one() -> None:
+    assert Assumptions().reserved_discount("aws", 3) is None
+    assert Assumptions().reserved_discount("mithril", 1) is None
+    mine = Assumptions(reserved_discounts_by_provider=(("lambda", 0.2, 0.4),))
+    assert mine.reserved_discount("lambda", 3) == (0.4, "assumptions.reserved_discounts_by_provider")
+    assert mine.reserved_discount("aws", 3) is None
+    everyone = Assumptions(reserved_1y_discount=0.1)
+    assert everyone.reserved_discount("aws", 1) == (0.1, "assumptions.reserved_1y_discount")
+    assert everyone.reserved_discount("aws", 3) is None
 
 
 @pytest.mark.parametrize(

@@ -35,6 +35,8 @@ def accelerator_reads(
                     "purchase_price_usd": price.usd_per_unit if price else None,
                     "purchase_price_source": price.source if price else None,
                     "precision_support": _precision_support(accelerator.family),
+                    "purchase_price_basis": price.basis if price else None,
+                    "purchase_accelerators_per_unit": price.accelerators_per_unit if price else None,
                 }
             )
         )

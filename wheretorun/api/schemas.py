@@ -112,12 +112,16 @@ class AcceleratorRead(ReadModel):
     notes: str | None = Field(description="Mapping decisions and caveats.")
     aliases: list[str] = Field(description="Every spelling of this accelerator the sources use.")
     purchase_price_usd: Decimal | None = Field(
-        description="Typical purchase price per unit; null if unknown."
+        description="Typical purchase price of what `purchase_price_basis` says is bought; null if unknown."
     )
     purchase_price_source: str | None
     precision_support: PrecisionSupportRead | None = Field(
         description="Null when the catalog states none for its family (nothing is checked then)."
     )
+    purchase_price_basis: str | None = Field(
+        None, description="chip: one accelerator alone; system: a server of `purchase_accelerators_per_unit`."
+    )
+    purchase_accelerators_per_unit: int | None = None
 
 
 class ModelRead(ReadModel):

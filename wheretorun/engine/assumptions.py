@@ -85,13 +85,17 @@ DEFAULT_SOURCES: Mapping[str, str] = MappingProxyType(
             "reclaimed work, the top of the 5-10% bucket; no public measurement of the overhead itself"
         ),
         "reserved_1y_discount": (
-            f"{_EPOCH_CONSTANTS}: DEFAULT_CUD, 1-year committed-use discount on GPU chip-hours assumed for "
-            "providers without their own figure (Lambda Labs row: 0.34, the average of AWS, GCP and Azure)"
+            "no default: a reserved plan is priced from the provider's published commitment term in the "
+            "catalog (wheretorun/pricing/data/commitment_terms.csv); a value given here is the user's own "
+            "1-year discount, applied to every provider and labelled as such"
         ),
-        "reserved_3y_discount": f"{_EPOCH_CONSTANTS}: DEFAULT_CUD, 3-year discount for other providers, 0.56",
+        "reserved_3y_discount": (
+            "no default: as reserved_1y_discount, for 3-year commitments; providers without a published term "
+            "get no reserved plan"
+        ),
         "reserved_discounts_by_provider": (
-            f"{_EPOCH_CONSTANTS}: DEFAULT_CUD (from its cud_estimate.ipynb): AWS 0.41 / 0.64, Google Cloud "
-            "0.37 / 0.56, Azure 0.25 / 0.49 for 1-year / 3-year commitments on GPU chip-hours"
+            "no default: the user's own 1-year / 3-year discounts per provider (a negotiated rate); they "
+            "take precedence over the catalog's commitment terms and are labelled as the user's"
         ),
         "hardware_lead_time_months": (
             "Dell Taiwan via United Daily News, reported by The Register 2024-04-12 ('Dell shaves months off "
@@ -163,13 +167,9 @@ class Assumptions:
     accelerators_per_staff_fte: float = 250.0  # above the minimum, one FTE per this many accelerators
     target_utilisation: float = 0.9  # share of estimated capacity planned for (10% headroom)
     spot_interruption_overhead: float = 0.10  # extra instance-hours on spot
-    reserved_1y_discount: float = 0.34
-    reserved_3y_discount: float = 0.56
-    reserved_discounts_by_provider: tuple[tuple[str, float, float], ...] = (
-        ("aws", 0.41, 0.64),
-        ("gcp", 0.37, 0.56),
-        ("azure", 0.25, 0.49),
-    )
+    reserved_1y_discount: float | None = None  # the user's, for every provider
+    reserved_3y_discount: float | None = None
+    reserved_discounts_by_provider: tuple[tuple[str, float, float], ...] = ()  # the user's, per provider
     hardware_lead_time_months: int = 3
     base_server_power_w: float = 450.0
     training_gpu_power_fraction: float = 0.75
@@ -238,7 +238,8 @@ class Assumptions:
 
     def _check_discounts(self) -> None:
         for name in ("reserved_1y_discount", "reserved_3y_discount"):
-            _require(0 <= getattr(self, name) < 1, name, "must be in [0, 1)")
+            value = getattr(self, name)
+            _require(value is None or (math.isfinite(value) and 0 <= value < 1), name, "must be in [0, 1)")
         for provider, one_year, three_year in self.reserved_discounts_by_provider:
             _require(
                 bool(provider) and 0 <= one_year < 1 and 0 <= three_year < 1,
@@ -256,12 +257,18 @@ class Assumptions:
     def life_months(self) -> float:
         return self.depreciation_years * 12
 
-    def reserved_discount(self, provider: str, term_years: int) -> float:
-        """The committed-use discount of `provider` for a 1- or 3-year term."""
+    def reserved_discount(self, provider: str, term_years: int) -> tuple[float, str] | None:
+        """The user's own committed-use discount for `provider` and a 1- or 3-year term, and where
+        it was given; None when the request gives none (the catalog's terms then decide)."""
         for name, one_year, three_year in self.reserved_discounts_by_provider:
             if name == provider:
-                return one_year if term_years == 1 else three_year
-        return self.reserved_1y_discount if term_years == 1 else self.reserved_3y_discount
+                return (
+                    one_year if term_years == 1 else three_year
+                ), "assumptions.reserved_discounts_by_provider"
+        generic = self.reserved_1y_discount if term_years == 1 else self.reserved_3y_discount
+        if generic is None:
+            return None
+        return generic, f"assumptions.reserved_{term_years}y_discount"
 
     def sources(self) -> dict[str, str]:
         """Field -> where the value in use comes from (the cited default or the request)."""

@@ -20,6 +20,7 @@ __all__ = [
     "ApiPriceOffer",
     "CatalogSnapshot",
     "CloudOffer",
+    "CommitmentTerm",
     "HardwarePrice",
     "ModelEntry",
 ]
@@ -50,8 +51,39 @@ class ModelEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class CommitmentTerm:
+    """A published commitment of `provider`: `discount_fraction` off the on-demand price, or a
+    committed `usd_per_accelerator_hour`, for `term_months`. `accelerator_id` and `instance_family`
+    (an instance-type prefix) narrow it; "" means any."""
+
+    provider: str
+    accelerator_id: str
+    instance_family: str
+    term_months: int
+    discount_fraction: Decimal | None
+    usd_per_accelerator_hour: Decimal | None
+    source: str
+
+    def applies_to(self, provider: str, accelerator_id: str, instance_type: str) -> bool:
+        return (
+            self.provider == provider
+            and self.accelerator_id in ("", accelerator_id)
+            and instance_type.startswith(self.instance_family)
+        )
+
+    @property
+    def specificity(self) -> tuple[bool, bool, int]:
+        """Larger is more specific: an instance family beats an accelerator beats the provider."""
+        return (bool(self.instance_family), bool(self.accelerator_id), len(self.instance_family))
+
+
+@dataclass(frozen=True, slots=True)
 class CloudOffer:
-    """An instance type in one region, priced per instance-hour (all its accelerators)."""
+    """An instance type in one region, priced per instance-hour (all its accelerators).
+
+    `commitments` are the catalog's commitment terms that apply to it (the most specific one per
+    term length); a pricing mode of a length without one has no price. `suspect_reason` is set
+    on offers the catalog flags (pricing/plausibility.py); the snapshot keeps them apart."""
 
     id: int
     provider: str
@@ -63,6 +95,11 @@ class CloudOffer:
     spot_usd_per_hour: Decimal | None
     accelerator_only: bool  # GCP: the GPUs without their host VM
     source: str
+    commitments: tuple[CommitmentTerm, ...] = ()
+    suspect_reason: str | None = None
+
+    def commitment(self, term_months: int) -> CommitmentTerm | None:
+        return next((term for term in self.commitments if term.term_months == term_months), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,15 +117,36 @@ class ApiPriceOffer:
     batch_output_usd_per_million_tokens: Decimal | None
     context_window_tokens: int | None
     source: str
+    suspect_reason: str | None = None  # set on prices the catalog flags; the snapshot keeps them apart
 
 
 @dataclass(frozen=True, slots=True)
 class HardwarePrice:
-    """A typical purchase price of one accelerator (the card or module alone)."""
+    """A typical purchase price: of one accelerator (`basis` "chip", the card or module alone), or
+    of a server with `accelerators_per_unit` accelerators (`basis` "system", the host included)."""
 
     accelerator_id: str
     usd_per_unit: Decimal
     source: str
+    basis: str = "chip"  # chip | system
+    accelerators_per_unit: int = 1
+
+    @property
+    def includes_server(self) -> bool:
+        return self.basis == "system"
+
+    @property
+    def usd_per_accelerator(self) -> float:
+        """The price's share per accelerator (a system price divided by its accelerators)."""
+        return float(self.usd_per_unit) / self.accelerators_per_unit
+
+    def describe(self) -> str:
+        if self.includes_server:
+            return (
+                f"${float(self.usd_per_unit):,.0f} per {self.accelerators_per_unit}-accelerator system "
+                f"(${self.usd_per_accelerator:,.0f} per accelerator, server included)"
+            )
+        return f"${self.usd_per_accelerator:,.0f} per accelerator (chip)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,3 +160,8 @@ class CatalogSnapshot:
     cloud_offers: tuple[CloudOffer, ...]
     api_prices: tuple[ApiPriceOffer, ...]
     hardware_prices: Mapping[str, HardwarePrice] = field(hash=False)
+    commitment_terms: tuple[CommitmentTerm, ...] = ()
+    # Prices flagged by the catalog (pricing/plausibility.py, past a deprecation date): kept apart,
+    # used only when a request asks for them, counted under `suspect_price` otherwise.
+    suspect_cloud_offers: tuple[CloudOffer, ...] = ()
+    suspect_api_prices: tuple[ApiPriceOffer, ...] = ()

@@ -394,15 +394,16 @@ def _result(builder: _Builder, periods: list[_Period], solution: FloatArray) -> 
     units = [round(float(solution[x])) for x in builder.bases]
     shares = _shares(builder, periods, units, solution)
     used = [i for i, n in enumerate(units) if n > 0]
-    used_bursts = [i for i, o in enumerate(inputs.bursts) if usd.get(f"burst:{i}", 0.0) > 0]
+    # a burst paid less than a cent is the solver's rounding noise, not a source in the mix
+    used_bursts = [i for i, o in enumerate(inputs.bursts) if usd.get(f"burst:{i}", 0.0) >= 0.01]
     total = sum(usd.values())
     options: list[BaseOption | BurstOption] = [
         *(inputs.bases[i] for i in used),
         *(inputs.bursts[i] for i in used_bursts),
     ]
     pure = _pure(builder.pure_plans, builder.constraints)
-    if len(options) == 1 or total >= pure.plan.total_usd:
-        # One source alone, or a mix no cheaper than a pure plan: the pure plan is the answer
+    if not used or len(options) == 1 or total >= pure.plan.total_usd:
+        # No base, one source alone, or a mix no cheaper than a pure plan: the pure plan is the answer
         # (the program's one-source cost leaves out the pure plans' minimum serving replica).
         return pure
     parts = [

@@ -47,12 +47,14 @@ from wheretorun.engine.recommendation import (
     HybridPart,
     PlanOption,
     Recommendation,
+    RejectReason,
 )
 from wheretorun.engine.workload import (
     BatchWorkload,
     Constraints,
     InferenceWorkload,
     OptionKind,
+    TrainingWorkload,
     Workload,
 )
 
@@ -77,7 +79,8 @@ def recommend(
     """Ranked, costed, explained options for `workload`, and the candidates rejected on the way.
     When nothing is feasible (and `explain_infeasible`), each constraint is relaxed alone to name
     the ones that bind and the cheapest option relaxing each would admit."""
-    context = Context(constraints, assumptions, snapshot, efficiency)
+    context = Context(constraints, assumptions, _usable(snapshot, workload, constraints), efficiency)
+    _count_suspect(snapshot, workload, constraints, context)
     found = _candidates(workload, context)
     ranked = _ranked(_within_budgets(found.plans, workload, context))
     hybrid = found.hybrid
@@ -112,6 +115,51 @@ def recommend(
         notes=tuple(dict.fromkeys(context.notes)),
         candidates_evaluated=found.evaluated,
         binding_constraints=binding,
+    )
+
+
+def _hosted_models(workload: Workload) -> set[str]:
+    return set() if isinstance(workload, TrainingWorkload) else set(workload.models)
+
+
+def _usable(snapshot: CatalogSnapshot, workload: Workload, constraints: Constraints) -> CatalogSnapshot:
+    """The snapshot the candidates come from: with the suspect prices only when asked for."""
+    if not constraints.include_suspect_prices:
+        return snapshot
+    return dataclasses.replace(
+        snapshot,
+        cloud_offers=snapshot.cloud_offers + snapshot.suspect_cloud_offers,
+        api_prices=snapshot.api_prices + snapshot.suspect_api_prices,
+    )
+
+
+def _count_suspect(
+    snapshot: CatalogSnapshot, workload: Workload, constraints: Constraints, context: Context
+) -> None:
+    """Suspect prices left out count under `suspect_price`: every suspect cloud offer, and the
+    suspect hosted prices of the workload's models. When they are used, a note says so."""
+    models = _hosted_models(workload)
+    hosted = [p for p in snapshot.suspect_api_prices if p.catalog_model_id in models]
+    if constraints.include_suspect_prices:
+        if snapshot.suspect_cloud_offers or hosted:
+            context.notes.append(
+                f"include_suspect_prices: {len(snapshot.suspect_cloud_offers)} suspect cloud offer(s) and "
+                f"{len(hosted)} suspect hosted price(s) are candidates; their options carry the reason "
+                "as a risk"
+            )
+        return
+    offers = snapshot.suspect_cloud_offers
+    context.book.reject_rows(
+        RejectReason.SUSPECT_PRICE,
+        len(hosted),
+        lambda i: f"{hosted[i].provider} {hosted[i].model_id}: {hosted[i].suspect_reason}",
+    )
+    context.book.reject_rows(
+        RejectReason.SUSPECT_PRICE,
+        len(offers),
+        lambda i: (
+            f"{offers[i].provider} {offers[i].instance_type} {offers[i].region}: {offers[i].suspect_reason}"
+        ),
     )
 
 
@@ -370,4 +418,6 @@ def _option(
         setting=plan.setting,
         uncertainty=plan.uncertainty,
         same_total=same_total,
+        usd_per_accelerator_hour=_optional_money(plan.usd_per_accelerator_hour, _PER_TOKEN),
+        price_source=plan.price_source,
     )

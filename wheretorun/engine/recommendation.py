@@ -42,6 +42,7 @@ class RejectReason(StrEnum):
 
     VIOLATES_DATA_RESIDENCY = "violates_data_residency"  # on-premises only, or a region not allowed
     VIOLATES_CONSTRAINT = "violates_constraint"  # provider, accelerator, option or precision floor
+    SUSPECT_PRICE = "suspect_price"  # the catalog flags the price as implausible (its reason is kept)
     UNSUPPORTED_OFFER = "unsupported_offer"  # GPU slices, TPUs for purchase
     UNSPECIFIED_HARDWARE = "unspecified_hardware"  # a spec fact the estimate needs is unknown
     UNSUPPORTED_PRECISION = "unsupported_precision"  # a format the hardware's serving engines do not run
@@ -109,6 +110,9 @@ class PlanOption:
     its monthly average. `capex_usd` is one purchase of the hardware (replacements within the
     horizon are in the breakdown). `utilisation` is the average share of the capacity paid for
     that serves demand; `headroom` the spare capacity at the busiest hour (0.25 = 25% spare).
+    `usd_per_accelerator_hour` is, for cloud options, the price paid per accelerator-hour in the
+    option's pricing mode; for owned and local options the all-in cost per accelerator-hour of the
+    horizon. `price_source` says where the price behind it comes from.
     """
 
     rank: int  # 1 = the best (cheapest over the horizon) of `Recommendation.options`
@@ -138,6 +142,8 @@ class PlanOption:
     uncertainty: str | None = None
     # Options of the same kind and provider at the same total, folded into this row.
     same_total: tuple[str, ...] = ()
+    usd_per_accelerator_hour: Decimal | None = None
+    price_source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -192,6 +192,8 @@ class Constraints:
     min_precision: str | None = None  # e.g. "int8": nothing below 8-bit weights
     max_usd_per_month: float | None = None
     max_capex_usd: float | None = None
+    # Prices the catalog flags as suspect (pricing/plausibility.py) are left out unless this is set.
+    include_suspect_prices: bool = False
 
     def __post_init__(self) -> None:
         for name in ("max_usd_per_month", "max_capex_usd"):

@@ -22,10 +22,12 @@ from wheretorun.pricing.models import (
     ApiPrice,
     CatalogVersion,
     CloudOffer,
+    CommitmentTerm,
     EnergyPrice,
     HardwarePrice,
     Model,
 )
+from wheretorun.pricing.plausibility import flag_cloud_outliers, flag_token_outliers
 from wheretorun.pricing.records import AcceleratorRecord, ApiPriceRecord, CloudOfferRecord, ModelRecord
 from wheretorun.pricing.sources import (
     AliasResolver,
@@ -84,21 +86,40 @@ def seed_catalog(session: Session, data_dir: Path = DATA_DIR, now: dt.datetime |
     report = SeedReport()
     report["accelerators"] = _write_accelerators(session, accelerators)
     report["accelerator_aliases"] = _write_aliases(session, accelerators)
-    report["hardware_prices"] = _write_hardware_prices(session, accelerators, version.id, now)
+    report["hardware_prices"] = _write_hardware_prices(
+        session, accelerators, data_dir, resolver, version.id, now
+    )
     report["energy_prices"] = _write_energy_prices(session, data_dir, version.id, now)
+    report["commitment_terms"] = _write_commitment_terms(session, data_dir, resolver, version.id, now)
     report["models"] = _bulk_insert(session, Model, [_model_row(m) for m in models])
 
-    report["cloud_offers"] = 0
-    report["api_prices"] = 0
+    # Offers and hosted prices are read whole first: the plausibility rules compare each row with
+    # the other providers of the same accelerator or model (pricing/plausibility.py).
+    offers: list[tuple[CloudOfferRecord, dt.datetime]] = []
+    prices: list[tuple[ApiPriceRecord, dt.datetime]] = []
     for entry in manifest["files"]:
         text = (data_dir / entry["path"]).read_text(encoding="utf-8")
         as_of = _as_of(entry)
         if entry["format"] == "skypilot":
-            offers = read_skypilot_offers(text, entry["provider"], resolver, entry["path"])
-            report["cloud_offers"] += _write_prices(session, CloudOffer, offers, as_of, version.id)
+            offers += [
+                (o, as_of) for o in read_skypilot_offers(text, entry["provider"], resolver, entry["path"])
+            ]
         elif entry["format"] == "litellm":
-            prices = read_litellm_prices(text, entry["path"], models)
-            report["api_prices"] += _write_prices(session, ApiPrice, prices, as_of, version.id)
+            prices += [(p, as_of) for p in read_litellm_prices(text, entry["path"], models)]
+    flagged_offers = flag_cloud_outliers([offer for offer, _ in offers])
+    flagged_prices = flag_token_outliers([price for price, _ in prices])
+    report["cloud_offers"] = _write_prices(
+        session,
+        CloudOffer,
+        [(o, as_of) for o, (_, as_of) in zip(flagged_offers, offers, strict=True)],
+        version.id,
+    )
+    report["api_prices"] = _write_prices(
+        session,
+        ApiPrice,
+        [(p, as_of) for p, (_, as_of) in zip(flagged_prices, prices, strict=True)],
+        version.id,
+    )
     return report
 
 
@@ -131,22 +152,54 @@ def _write_aliases(session: Session, records: Iterable[AcceleratorRecord]) -> in
 
 
 def _write_hardware_prices(
-    session: Session, records: Iterable[AcceleratorRecord], version_id: int, now: dt.datetime
+    session: Session,
+    records: Iterable[AcceleratorRecord],
+    data_dir: Path,
+    resolver: AliasResolver,
+    version_id: int,
+    now: dt.datetime,
 ) -> int:
-    rows = [
-        {
+    """Purchase prices: the accelerator table's (chip prices), replaced or completed by
+    `hardware_prices.csv` (canonical format), which says what each of its prices buys."""
+    provenance = {
+        "fetched_at": now,
+        "effective_from": now,
+        "effective_to": None,
+        "catalog_version_id": version_id,
+    }
+    rows = {
+        r.id: {
             "accelerator_id": r.id,
             "usd_per_unit": r.purchase_price_usd,
             "source": r.purchase_price_source or r.spec_source,
-            "fetched_at": now,
-            "effective_from": now,
-            "effective_to": None,
-            "catalog_version_id": version_id,
+            "basis": "chip",
+            "accelerators_per_unit": 1,
+            **provenance,
         }
         for r in records
         if r.purchase_price_usd is not None
-    ]
-    return _bulk_insert(session, HardwarePrice, rows)
+    }
+    curated = read_canonical_prices(
+        (data_dir / "hardware_prices.csv").read_text(encoding="utf-8"), resolver.resolve
+    )
+    for price in curated.hardware:
+        rows[price.accelerator_id] = {**asdict(price), **provenance}
+    return _bulk_insert(session, HardwarePrice, list(rows.values()))
+
+
+def _write_commitment_terms(
+    session: Session, data_dir: Path, resolver: AliasResolver, version_id: int, now: dt.datetime
+) -> int:
+    """Published commitment terms from `commitment_terms.csv` (canonical format)."""
+    text = (data_dir / "commitment_terms.csv").read_text(encoding="utf-8")
+    provenance = {
+        "fetched_at": now,
+        "effective_from": now,
+        "effective_to": None,
+        "catalog_version_id": version_id,
+    }
+    terms = read_canonical_prices(text, resolver.resolve).commitments
+    return _bulk_insert(session, CommitmentTerm, [{**asdict(term), **provenance} for term in terms])
 
 
 def _write_energy_prices(session: Session, data_dir: Path, version_id: int, now: dt.datetime) -> int:
@@ -177,14 +230,13 @@ def _model_row(record: ModelRecord) -> dict[str, Any]:
 def _write_prices(
     session: Session,
     table: type[CloudOffer] | type[ApiPrice],
-    records: Sequence[CloudOfferRecord | ApiPriceRecord],
-    as_of: dt.datetime,
+    records: Sequence[tuple[CloudOfferRecord | ApiPriceRecord, dt.datetime]],
     version_id: int,
 ) -> int:
-    """Insert current price rows, in effect from the source file's `as_of` date."""
+    """Insert current price rows, each in effect from its source file's `as_of` date."""
     columns = set(table.__table__.columns.keys())
     rows = []
-    for record in records:
+    for record, as_of in records:
         row = {key: value for key, value in asdict(record).items() if key in columns}
         row.update(fetched_at=as_of, effective_from=as_of, effective_to=None, catalog_version_id=version_id)
         rows.append(row)

@@ -37,6 +37,7 @@ __all__ = [
     "ApiPrice",
     "CatalogVersion",
     "CloudOffer",
+    "CommitmentTerm",
     "EnergyPrice",
     "HardwarePrice",
     "ImportRun",
@@ -123,13 +124,17 @@ class AcceleratorAlias(Base):
 
 
 class HardwarePrice(EffectiveDated, Base):
-    """A typical purchase price of one accelerator."""
+    """A typical purchase price: of one accelerator (`basis` chip), or of a server holding
+    `accelerators_per_unit` of them (`basis` system, migration 0007). Server overhead is added to
+    chip prices only."""
 
     __tablename__ = "hardware_prices"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     accelerator_id: Mapped[str] = mapped_column(ForeignKey("accelerators.id", ondelete="CASCADE"), index=True)
     usd_per_unit: Mapped[Decimal] = mapped_column(Money(precision=14, scale=2))
+    basis: Mapped[str] = mapped_column(String(10), server_default="chip")  # chip | system
+    accelerators_per_unit: Mapped[int] = mapped_column(Integer, server_default="1")
 
 
 class Model(Base):
@@ -249,6 +254,39 @@ class EnergyPrice(EffectiveDated, Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     region: Mapped[str] = mapped_column(String(120), index=True)
     usd_per_kwh: Mapped[Decimal] = mapped_column(Money(precision=12, scale=6))
+
+
+class CommitmentTerm(EffectiveDated, Base):
+    """A published commitment term of one provider (migration 0007): a discount off on-demand, or
+    a committed price per accelerator-hour, for `term_months`. `accelerator_id` and
+    `instance_family` narrow it ("" = every accelerator / every instance type of the provider); the
+    most specific current term of a length applies. A provider with no term gets no reserved plan."""
+
+    __tablename__ = "commitment_terms"
+    __table_args__ = (
+        Index(
+            "uq_commitment_terms_current",
+            "provider",
+            "accelerator_id",
+            "instance_family",
+            "term_months",
+            unique=True,
+            sqlite_where=text("effective_to IS NULL"),
+            postgresql_where=text("effective_to IS NULL"),
+        ),
+        CheckConstraint(
+            "(discount_fraction IS NULL) <> (usd_per_accelerator_hour IS NULL)", name="one_price"
+        ),
+        CheckConstraint("term_months > 0", name="term_months"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    provider: Mapped[str] = mapped_column(String(40), index=True)
+    accelerator_id: Mapped[str] = mapped_column(String(80))  # "" = every accelerator
+    instance_family: Mapped[str] = mapped_column(String(120))  # "" = every instance type
+    term_months: Mapped[int] = mapped_column(Integer)
+    discount_fraction: Mapped[Decimal | None] = mapped_column(Money(precision=10, scale=6))
+    usd_per_accelerator_hour: Mapped[Decimal | None] = mapped_column(HOURLY)
 
 
 class ImportRun(Base):

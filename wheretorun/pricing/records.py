@@ -19,6 +19,7 @@ __all__ = [
     "AcceleratorRecord",
     "ApiPriceRecord",
     "CloudOfferRecord",
+    "CommitmentTermRecord",
     "EnergyPriceRecord",
     "HardwarePriceRecord",
     "ModelRecord",
@@ -131,10 +132,30 @@ class ApiPriceRecord:
 
 @dataclass(frozen=True, slots=True)
 class HardwarePriceRecord:
-    """A typical purchase price of one accelerator (our canonical price format)."""
+    """A typical purchase price (our canonical price format): of one accelerator (`basis` "chip":
+    the card or module alone), or of a whole server holding `accelerators_per_unit` of them
+    (`basis` "system": chassis, CPUs, memory and intra-node network included)."""
 
     accelerator_id: str  # canonical id
     usd_per_unit: Decimal
+    source: str
+    basis: str = "chip"  # chip | system
+    accelerators_per_unit: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class CommitmentTermRecord:
+    """A published commitment (reserved instance, committed-use discount, savings plan, reserved
+    cluster price) of one provider, for all its GPU instances or narrowed to an accelerator and/or
+    an instance family (an instance-type prefix). Exactly one of the discount (off the on-demand
+    price) or the committed price per accelerator-hour is given."""
+
+    provider: str
+    accelerator_id: str  # canonical id, or "" for every accelerator of the provider
+    instance_family: str  # instance-type prefix ("p4d", "Standard_ND96amsr"), or "" for all
+    term_months: int
+    discount_fraction: Decimal | None  # 0.64 = 64% off on-demand
+    usd_per_accelerator_hour: Decimal | None
     source: str
 
 

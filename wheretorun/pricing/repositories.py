@@ -22,6 +22,7 @@ from wheretorun.pricing.models import (
     ApiPrice,
     CatalogVersion,
     CloudOffer,
+    CommitmentTerm,
     EnergyPrice,
     HardwarePrice,
     Model,
@@ -75,7 +76,7 @@ class Page(Generic[T]):
 
 
 def in_force(
-    table: type[CloudOffer] | type[ApiPrice] | type[HardwarePrice] | type[EnergyPrice],
+    table: type[CloudOffer] | type[ApiPrice] | type[HardwarePrice] | type[EnergyPrice] | type[CommitmentTerm],
     as_of: dt.datetime | None,
 ) -> Any:
     """The condition for a price row in force at `as_of` (the current rows when None)."""
@@ -401,6 +402,7 @@ def catalog_summary(session: Session) -> dict[str, Any]:
             ),
             "hardware_prices": count(HardwarePrice, HardwarePrice.effective_to.is_(None)),
             "energy_prices": count(EnergyPrice, EnergyPrice.effective_to.is_(None)),
+            "commitment_terms": count(CommitmentTerm, CommitmentTerm.effective_to.is_(None)),
             "catalog_versions": count(CatalogVersion),
         },
         "providers": list(

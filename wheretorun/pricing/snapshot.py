@@ -10,14 +10,14 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections import OrderedDict
-from typing import Any
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from wheretorun.engine import AcceleratorSpec, AttentionKind, InvalidSpec, MemoryKind, ModelArchitecture
 from wheretorun.engine.catalog import AcceleratorEntry, ApiPriceOffer, CatalogSnapshot, ModelEntry
 from wheretorun.engine.catalog import CloudOffer as EngineCloudOffer
+from wheretorun.engine.catalog import CommitmentTerm as EngineCommitmentTerm
 from wheretorun.engine.catalog import HardwarePrice as EngineHardwarePrice
 from wheretorun.errors import InvalidInput, Unavailable
 from wheretorun.pricing import repositories as repo
@@ -26,6 +26,7 @@ from wheretorun.pricing.models import (
     ApiPrice,
     CatalogVersion,
     CloudOffer,
+    CommitmentTerm,
     HardwarePrice,
     Model,
     PriceOverride,
@@ -166,27 +167,60 @@ def catalog_version_in_force(session: Session, as_of: dt.datetime | None) -> int
 def build_snapshot(session: Session, as_of: dt.datetime | None = None) -> CatalogSnapshot:
     """Every accelerator, model and price in force at `as_of`, as immutable engine values.
 
-    Suspect prices are left out (they are not real prices), and so are cloud offers whose
-    accelerator is unknown to the catalog. Negotiated price overrides in force are applied.
+    Suspect prices (a `suspect_reason`, or a hosted model past its deprecation date at `as_of`)
+    are kept apart in `suspect_cloud_offers` / `suspect_api_prices`; cloud offers whose
+    accelerator is unknown to the catalog are left out. Each offer carries the commitment terms
+    that apply to it. Negotiated price overrides in force are applied.
     """
     moment = as_of or dt.datetime.now(dt.UTC)
     accelerators = {a.id: _accelerator_entry(a) for a in session.scalars(select(Accelerator))}
     models = {m.id: _model_entry(m) for m in session.scalars(select(Model))}
     overrides = overrides_in_force(session, moment)
+    terms = _commitment_terms(session, moment)
+    offers = _cloud_offers(session, moment, overrides, terms)
+    prices = _api_prices(session, moment, overrides)
     return CatalogSnapshot(
         version=catalog_version_in_force(session, as_of),
         as_of=moment,
         accelerators=accelerators,
         models=models,
-        cloud_offers=_cloud_offers(session, moment, overrides),
-        api_prices=_api_prices(session, moment, overrides),
+        cloud_offers=tuple(o for o in offers if o.suspect_reason is None),
+        api_prices=tuple(p for p in prices if p.suspect_reason is None),
         hardware_prices=_hardware_prices(session, moment),
+        commitment_terms=terms,
+        suspect_cloud_offers=tuple(o for o in offers if o.suspect_reason is not None),
+        suspect_api_prices=tuple(p for p in prices if p.suspect_reason is not None),
     )
 
 
-def _trusted_in_force(table: type[CloudOffer] | type[ApiPrice], moment: dt.datetime) -> Any:
-    """Prices in force at `moment`, less those flagged as suspect."""
-    return and_(repo.in_force(table, moment), table.suspect_reason.is_(None))
+def _commitment_terms(session: Session, moment: dt.datetime) -> tuple[EngineCommitmentTerm, ...]:
+    query = select(CommitmentTerm).where(repo.in_force(CommitmentTerm, moment)).order_by(CommitmentTerm.id)
+    return tuple(
+        EngineCommitmentTerm(
+            provider=t.provider,
+            accelerator_id=t.accelerator_id,
+            instance_family=t.instance_family,
+            term_months=t.term_months,
+            discount_fraction=t.discount_fraction,
+            usd_per_accelerator_hour=t.usd_per_accelerator_hour,
+            source=t.source,
+        )
+        for t in session.scalars(query)
+    )
+
+
+def _applicable_terms(
+    offer: CloudOffer, terms_by_provider: dict[str, list[EngineCommitmentTerm]]
+) -> tuple[EngineCommitmentTerm, ...]:
+    """The most specific term of each length that applies to `offer`."""
+    best: dict[int, EngineCommitmentTerm] = {}
+    for term in terms_by_provider.get(offer.provider, ()):
+        if not term.applies_to(offer.provider, offer.accelerator_id or "", offer.instance_type):
+            continue
+        current = best.get(term.term_months)
+        if current is None or term.specificity > current.specificity:
+            best[term.term_months] = term
+    return tuple(best[months] for months in sorted(best))
 
 
 def _accelerator_entry(row: Accelerator) -> AcceleratorEntry:
@@ -210,13 +244,16 @@ def _model_entry(row: Model) -> ModelEntry:
 
 
 def _cloud_offers(
-    session: Session, moment: dt.datetime, overrides: OverrideIndex
+    session: Session, moment: dt.datetime, overrides: OverrideIndex, terms: tuple[EngineCommitmentTerm, ...]
 ) -> tuple[EngineCloudOffer, ...]:
     query = (
         select(CloudOffer)
-        .where(_trusted_in_force(CloudOffer, moment), CloudOffer.accelerator_id.is_not(None))
+        .where(repo.in_force(CloudOffer, moment), CloudOffer.accelerator_id.is_not(None))
         .order_by(CloudOffer.id)
     )
+    terms_by_provider: dict[str, list[EngineCommitmentTerm]] = {}
+    for term in terms:
+        terms_by_provider.setdefault(term.provider, []).append(term)
     return tuple(
         EngineCloudOffer(
             id=o.id,
@@ -229,20 +266,30 @@ def _cloud_offers(
             spot_usd_per_hour=o.spot_usd_per_hour,
             accelerator_only=o.accelerator_only,
             source=o.source,
+            commitments=_applicable_terms(o, terms_by_provider),
+            suspect_reason=o.suspect_reason,
         )
         for o in session.scalars(query.execution_options(yield_per=1000))
     )
 
 
 def _api_prices(session: Session, moment: dt.datetime, overrides: OverrideIndex) -> tuple[ApiPriceOffer, ...]:
-    query = select(ApiPrice).where(_trusted_in_force(ApiPrice, moment)).order_by(ApiPrice.id)
+    query = select(ApiPrice).where(repo.in_force(ApiPrice, moment)).order_by(ApiPrice.id)
     return tuple(
-        _api_price(p, overrides.for_api_price(p))
+        _api_price(p, overrides.for_api_price(p), moment.date())
         for p in session.scalars(query.execution_options(yield_per=1000))
     )
 
 
-def _api_price(p: ApiPrice, override: PriceOverride | None) -> ApiPriceOffer:
+def _suspect_reason(p: ApiPrice, day: dt.date) -> str | None:
+    """The stored reason, plus a deprecation date on or before `day` (pricing/plausibility.py)."""
+    reasons = [p.suspect_reason] if p.suspect_reason else []
+    if p.deprecation_date is not None and p.deprecation_date <= day:
+        reasons.append(f"the provider deprecated {p.model_id} on {p.deprecation_date.isoformat()}")
+    return "; ".join(reasons) or None
+
+
+def _api_price(p: ApiPrice, override: PriceOverride | None, day: dt.date) -> ApiPriceOffer:
     return ApiPriceOffer(
         id=p.id,
         provider=p.provider,
@@ -261,6 +308,7 @@ def _api_price(p: ApiPrice, override: PriceOverride | None) -> ApiPriceOffer:
         ),
         context_window_tokens=p.context_window_tokens,
         source=p.source,
+        suspect_reason=_suspect_reason(p, day),
     )
 
 
@@ -268,7 +316,11 @@ def _hardware_prices(session: Session, moment: dt.datetime) -> dict[str, EngineH
     query = select(HardwarePrice).where(repo.in_force(HardwarePrice, moment))
     return {
         p.accelerator_id: EngineHardwarePrice(
-            accelerator_id=p.accelerator_id, usd_per_unit=p.usd_per_unit, source=p.source
+            accelerator_id=p.accelerator_id,
+            usd_per_unit=p.usd_per_unit,
+            source=p.source,
+            basis=p.basis,
+            accelerators_per_unit=p.accelerators_per_unit,
         )
         for p in session.scalars(query)
     }

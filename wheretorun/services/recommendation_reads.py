@@ -85,6 +85,16 @@ class OptionRead(ReadModel):
     same_total: list[str] = Field(
         default=[], description="Other options of the same kind and provider at the same total, folded in."
     )
+    usd_per_accelerator_hour: Decimal | None = Field(
+        None,
+        description="Cloud: the price paid per accelerator-hour in this pricing mode (spot with its "
+        "interruption overhead); owned and local: the all-in cost per accelerator-hour of the horizon.",
+    )
+    price_source: str | None = Field(
+        None,
+        description="Where the price behind `usd_per_accelerator_hour` comes from (catalog source, "
+        "commitment term, or the user's own discount).",
+    )
 
 
 class RejectedRead(ReadModel):

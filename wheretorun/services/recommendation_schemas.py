@@ -135,6 +135,12 @@ class ConstraintsIn(Body):
     )
     max_usd_per_month: NonNegative | None = None
     max_capex_usd: NonNegative | None = None
+    include_suspect_prices: bool = Field(
+        False,
+        description="Also plan with prices the catalog flags as suspect (far below the other providers of "
+        "the same part or model, a shut-down provider, a deprecated model, ...). Left out by default and "
+        "counted under the `suspect_price` rejection.",
+    )
 
 
 class ReservedDiscountIn(Body):
@@ -164,9 +170,17 @@ class AssumptionsIn(Body):
     accelerators_per_staff_fte: float | None = None
     target_utilisation: float | None = None
     spot_interruption_overhead: float | None = None
-    reserved_1y_discount: float | None = None
-    reserved_3y_discount: float | None = None
-    reserved_discounts_by_provider: dict[str, ReservedDiscountIn] | None = None
+    reserved_1y_discount: float | None = Field(
+        None, description="Your own 1-year discount for every provider (else the catalog's commitment terms)."
+    )
+    reserved_3y_discount: float | None = Field(
+        None, description="Your own 3-year discount for every provider (else the catalog's commitment terms)."
+    )
+    reserved_discounts_by_provider: dict[str, ReservedDiscountIn] | None = Field(
+        None,
+        description="Your own (negotiated) 1- and 3-year discounts per provider; they take precedence over "
+        "the catalog's commitment terms and are labelled as yours.",
+    )
     hardware_lead_time_months: int | None = None
     base_server_power_w: float | None = None
     training_gpu_power_fraction: float | None = None

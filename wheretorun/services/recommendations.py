@@ -135,6 +135,7 @@ def engine_constraints(
             min_precision=constraints.min_precision,
             max_usd_per_month=constraints.max_usd_per_month,
             max_capex_usd=constraints.max_capex_usd,
+            include_suspect_prices=constraints.include_suspect_prices,
         ),
     )
 

@@ -14,9 +14,13 @@ Pricing modes:
   the spares stay up, so the first request never waits for a cold start);
 * on-demand, always on: each month runs the instances of its busiest hour all month;
 * spot, autoscaled: spot price x (1 + spot_interruption_overhead) for reclaimed work;
-* reserved 1 y / 3 y, always on: on-demand x (1 - committed-use discount) for the peak instance
-  count of the whole horizon, paid for whole terms (a 3-year term on a 2-year horizon is paid
-  for 3 years). The catalog has no reserved prices, so the discount is an assumption.
+* reserved 1 y / 3 y, always on: the committed price for the peak instance count of the whole
+  horizon, paid for whole terms (a 3-year term on a 2-year horizon is paid for 3 years). The
+  committed price is the user's own discount for the provider when the request gives one
+  (`assumptions.reserved_discounts_by_provider`, labelled as the user's), else the provider's
+  published commitment term that applies to the offer (`offer.commitments`, from the catalog:
+  a discount off on-demand or a price per accelerator-hour). A provider with neither has no
+  reserved plan (`unpriced`): no discount is ever assumed.
 
 GCP rows price the GPUs without their host VM (`accelerator_only`). The catalog has no VM
 prices, so these offers are rejected as `incomplete_price` unless
@@ -49,11 +53,14 @@ __all__ = [
     "SERVING_MODES",
     "CloudMode",
     "Layout",
+    "ReservedRate",
     "ServingHours",
     "batch_plan",
     "choose_layout",
     "hourly_price",
     "offer_label",
+    "price_source",
+    "reserved_rate",
     "serving_hours",
     "serving_plan",
     "whole_accelerators",
@@ -168,21 +175,94 @@ def committed_months(mode: CloudMode, horizon_months: int) -> int:
     return math.ceil(horizon_months / term) * term
 
 
+@dataclass(frozen=True, slots=True)
+class ReservedRate:
+    """The committed price of an offer's accelerators per instance-hour (a host VM comes on top),
+    and where it comes from (the user's discount or the catalog's term, with its source)."""
+
+    usd_per_hour: float
+    source: str
+    users: bool  # the request's own discount, not a published term
+
+
+def reserved_rate(offer: CloudOffer, term_years: int, assumptions: Assumptions) -> ReservedRate | None:
+    """The committed price of `offer` for a `term_years` commitment, or None when neither the
+    request nor the catalog gives one (see the module docstring)."""
+    on_demand = None if offer.on_demand_usd_per_hour is None else float(offer.on_demand_usd_per_hour)
+    given = assumptions.reserved_discount(offer.provider, term_years)
+    if given is not None:
+        discount, where = given
+        if on_demand is None:
+            return None
+        return ReservedRate(
+            on_demand * (1 - discount),
+            f"the user's {discount:.0%} {term_years}-year discount ({where}) off the on-demand price "
+            f"({offer.source})",
+            users=True,
+        )
+    term = offer.commitment(12 * term_years)
+    if term is None:
+        return None
+    if term.usd_per_accelerator_hour is not None:
+        price = float(term.usd_per_accelerator_hour)
+        return ReservedRate(
+            price * float(offer.accelerator_count),
+            f"{offer.provider} {term.term_months}-month committed price ${price:.2f}/accelerator-hour: "
+            f"{term.source}",
+            users=False,
+        )
+    if on_demand is None or term.discount_fraction is None:
+        return None
+    discount = float(term.discount_fraction)
+    return ReservedRate(
+        on_demand * (1 - discount),
+        f"{offer.provider} {term.term_months}-month commitment, {discount:.1%} off on-demand "
+        f"({offer.source}): {term.source}",
+        users=False,
+    )
+
+
+def _host_vm(offer: CloudOffer, assumptions: Assumptions) -> float | None:
+    """USD per instance-hour for the host VM of a GPU-only price (0 when the price includes it)."""
+    if not offer.accelerator_only:
+        return 0.0
+    if assumptions.host_vm_usd_per_accelerator_hour is None:
+        return None
+    return assumptions.host_vm_usd_per_accelerator_hour * float(offer.accelerator_count)
+
+
 def hourly_price(offer: CloudOffer, mode: CloudMode, assumptions: Assumptions) -> float | None:
     """USD per instance-hour in `mode`, or None when the catalog lacks the price."""
+    host_vm = _host_vm(offer, assumptions)
+    if host_vm is None:
+        return None
+    if mode.reserved:
+        rate = reserved_rate(offer, mode.term_years, assumptions)
+        return None if rate is None else rate.usd_per_hour + host_vm
     base = offer.spot_usd_per_hour if mode.pricing == "spot" else offer.on_demand_usd_per_hour
     if base is None:
         return None
-    price = float(base)
-    if offer.accelerator_only:
-        if assumptions.host_vm_usd_per_accelerator_hour is None:
-            return None
-        price += assumptions.host_vm_usd_per_accelerator_hour * float(offer.accelerator_count)
+    price = float(base) + host_vm
     if mode.pricing == "spot":
         return price * (1 + assumptions.spot_interruption_overhead)
-    if mode.reserved:
-        return price * (1 - assumptions.reserved_discount(offer.provider, mode.term_years))
     return price
+
+
+def price_source(offer: CloudOffer, mode: CloudMode, assumptions: Assumptions) -> str:
+    """Where the hourly price of `offer` in `mode` comes from, for a reader to check it."""
+    parts = []
+    if mode.reserved:
+        rate = reserved_rate(offer, mode.term_years, assumptions)
+        parts.append(rate.source if rate is not None else "no commitment term")
+    elif mode.pricing == "spot":
+        parts.append(
+            f"spot price of {offer.source}, +{assumptions.spot_interruption_overhead:.0%} for interruptions"
+        )
+    else:
+        parts.append(f"on-demand price of {offer.source}")
+    if offer.accelerator_only:
+        parts.append("host VM from assumptions.host_vm_usd_per_accelerator_hour")
+    return "; ".join(parts)
 
 
 def paid_hours(hours: ServingHours, mode: CloudMode, demand: ServingDemand) -> FloatArray:
@@ -198,18 +278,22 @@ def offer_label(offer: CloudOffer, mode: CloudMode) -> str:
     return f"{offer.provider} {offer.instance_type} {offer.region} {mode.name}"
 
 
-def _risks(offer: CloudOffer, mode: CloudMode, precision: Precision, demand_months: int) -> tuple[str, ...]:
+def _risks(
+    offer: CloudOffer, mode: CloudMode, precision: Precision, demand_months: int, assumptions: Assumptions
+) -> tuple[str, ...]:
     risks = [f"vendor concentration: capacity, price and region depend on {offer.provider}"]
+    if offer.suspect_reason:
+        risks.append(f"suspect price, used because the request asked for it: {offer.suspect_reason}")
     if mode.pricing == "spot":
         risks.append(
             "spot interruptions: instances can be reclaimed at short notice; serving needs on-demand "
             "fallback capacity to keep latency targets"
         )
     if mode.reserved:
-        risks.append(
-            f"a {mode.term_years}-year commitment is paid whether or not the capacity is used; the discount "
-            "is an assumption (the catalog has no reserved price)"
-        )
+        rate = reserved_rate(offer, mode.term_years, assumptions)
+        risks.append(f"a {mode.term_years}-year commitment is paid whether or not the capacity is used")
+        if rate is not None and rate.users:
+            risks.append("the committed price is the user's own discount, not a published term")
         if committed_months(mode, demand_months) > demand_months:
             risks.append("the commitment runs past the planning horizon and is paid in full")
     if offer.accelerator_only:
@@ -289,13 +373,16 @@ def serving_plan(
         ttft_ms=capacity.ttft_ms,
         tpot_ms=capacity.tpot_ms,
         headroom=replicas * capacity.requests_per_s / demand.peak_rps - 1 if demand.peak_rps else None,
-        risks=_risks(offer, mode, capacity.precision, months),
+        risks=_risks(offer, mode, capacity.precision, months, assumptions),
         facts=(
             f"{capacity.accelerators} x {offer.accelerator_id} per replica at {capacity.precision.value}, "
             f"{layout.per_instance} replica(s) per instance, {capacity.requests_per_s:.2f} requests/s each "
             f"within the latency targets",
-            f"Pays ${price:.2f} per instance-hour ({mode.name})",
+            f"Pays ${price:.2f} per instance-hour ({mode.name}), "
+            f"${price / layout.accelerators:.2f} per {offer.accelerator_id}-hour",
         ),
+        usd_per_accelerator_hour=price / layout.accelerators,
+        price_source=price_source(offer, mode, assumptions),
         reprice=lambda multiplier: serving_plan(
             offer, mode, layout, model_id, demand.scaled(multiplier), assumptions
         ),
@@ -357,12 +444,14 @@ def batch_plan(
         months=None,
         tokens=demand.total_tokens,
         utilisation=1.0,
-        risks=_risks(offer, mode, capacity.precision, 0),
+        risks=_risks(offer, mode, capacity.precision, 0, assumptions),
         facts=(
             f"{instances} instance(s) finish in {wall_hours:.1f} h "
             f"of the {demand.deadline_hours:g} h deadline",
             f"{capacity.output_tokens_per_s * layout.per_instance:,.0f} output tokens/s per instance",
         ),
+        usd_per_accelerator_hour=price / layout.accelerators,
+        price_source=price_source(offer, mode, assumptions),
         reprice=lambda multiplier: batch_plan(
             offer, mode, layout, model_id, demand.scaled(multiplier), assumptions
         ),

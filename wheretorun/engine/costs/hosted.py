@@ -65,6 +65,8 @@ def _setup(price: ApiPriceOffer, model_id: str, mode: str) -> Setup:
 
 def _risks(price: ApiPriceOffer, latency_targets: bool) -> tuple[str, ...]:
     risks = [f"vendor concentration: all traffic depends on {price.provider}'s API, terms and prices"]
+    if price.suspect_reason:
+        risks.append(f"suspect price, used because the request asked for it: {price.suspect_reason}")
     if latency_targets:
         risks.append("the hosted API publishes no latency figures: TTFT/TPOT targets are not verified")
     if price.context_window_tokens is None:
@@ -116,6 +118,7 @@ def serving_plan(
         tokens=demand.total_tokens,
         risks=_risks(price, demand.ttft_ms is not None or demand.tpot_ms is not None),
         facts=(f"Pays per token (${per_request * 1000:.4f} per 1,000 requests), nothing when idle",),
+        price_source=f"token prices of {price.model_id}: {price.source}",
         reprice=lambda multiplier: serving_plan(price, model_id, demand.scaled(multiplier), assumptions),
     )
 
@@ -159,5 +162,6 @@ def batch_plan(price: ApiPriceOffer, model_id: str, demand: BatchDemand, assumpt
         tokens=demand.total_tokens,
         risks=_risks(price, latency_targets=False),
         facts=(note,),
+        price_source=f"token prices of {price.model_id}: {price.source}",
         reprice=lambda multiplier: batch_plan(price, model_id, demand.scaled(multiplier), assumptions),
     )

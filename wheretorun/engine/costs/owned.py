@@ -6,7 +6,9 @@ Owned servers
   Replicas of g accelerators pack server_size / g to a server.
 * Sized for the peak: ceil(peak demand / planned replica capacity) + redundancy replicas, the
   peak being the busiest hour of the whole horizon (growth included). Bought once, up front.
-* capex per server = accelerators x price x (1 + server_overhead_fraction).
+* capex per server = accelerators x price per accelerator x (1 + server_overhead_fraction) for a
+  chip price (the card or module alone); a system price (a whole server, `basis` system) already
+  includes the server and gets no overhead (`server_capex_usd`).
 * Capital: purchases (replacement after `depreciation_years`), resale at the residual value or
   book value at the horizon's end, and the cost of capital (finance.py).
 * From delivery (after the lead time) to the horizon's end: maintenance (fraction of capex a
@@ -54,6 +56,8 @@ __all__ = [
     "owned_plan",
     "owned_sizing",
     "owned_unit",
+    "server_capex_usd",
+    "server_price_note",
     "server_size",
 ]
 
@@ -61,6 +65,19 @@ _W_PER_KW = 1000.0
 _LOW_UTILISATION = 0.5
 
 Bridge = Callable[[ServingDemand], Plan | None]
+
+
+def server_capex_usd(price: HardwarePrice, accelerators: int, assumptions: Assumptions) -> float:
+    """What a server of `accelerators` costs: chip prices plus the server overhead, or the
+    accelerators' share of a system price (which already includes the server)."""
+    overhead = 0.0 if price.includes_server else assumptions.server_overhead_fraction
+    return accelerators * price.usd_per_accelerator * (1 + overhead)
+
+
+def server_price_note(price: HardwarePrice, assumptions: Assumptions) -> str:
+    if price.includes_server:
+        return f"{price.describe()}; no server overhead added"
+    return f"{price.describe()} + {assumptions.server_overhead_fraction:.0%} server"
 
 
 def server_size(entry: AcceleratorEntry, assumptions: Assumptions) -> int:
@@ -129,7 +146,7 @@ def owned_unit(
 ) -> OwnedUnit:
     a = assumptions
     size = layout.accelerators
-    capex = size * float(price.usd_per_unit) * (1 + a.server_overhead_fraction)
+    capex = server_capex_usd(price, size, a)
     lead = min(a.hardware_lead_time_months, a.horizon_months)
     schedule = capital_schedule(
         lead, a.horizon_months, a.life_months, a.residual_value_fraction, a.cost_of_capital_annual
@@ -245,7 +262,8 @@ def owned_plan(
     months_in_service = unit.schedule.in_service_months
     notes = {
         "hardware purchase": f"{servers} server(s) x {layout.accelerators} x {entry.id} at "
-        f"${float(price.usd_per_unit):,.0f} + {assumptions.server_overhead_fraction:.0%} server; "
+        f"{server_price_note(price, assumptions)} = "
+        f"${unit.capex_usd / layout.accelerators:,.0f} per accelerator; "
         f"{unit.schedule.purchases} purchase(s) in the horizon",
         "resale value": "residual or book value",
         "colocation": f"{months_in_service} months in service",
@@ -287,8 +305,12 @@ def owned_plan(
         risks=_owned_risks(sizing, capacity, utilisation, bridge is not None),
         facts=(
             f"{servers} server(s) sized for the peak hour of the horizon, bought up front",
-            f"Total ${total:,.0f} spreads ${sizing.capex_usd:,.0f} of hardware over {demand.months} months",
+            f"Total ${total:,.0f} spreads ${sizing.capex_usd:,.0f} of hardware "
+            f"(${unit.capex_usd / layout.accelerators:,.0f} per {entry.id}) over {demand.months} months",
         ),
+        usd_per_accelerator_hour=total
+        / (servers * layout.accelerators * assumptions.hours_per_month * demand.months),
+        price_source=f"purchase price {price.describe()}: {price.source}",
         reprice=lambda multiplier: owned_plan(
             entry, price, tdp_w, layout, model_id, demand.scaled(multiplier), assumptions, bridge
         ),
@@ -328,7 +350,7 @@ def local_plan(
     planned = capacity.single_stream_rps * a.target_utilisation
     if planned <= 0 or demand.peak_rps > planned:
         return None
-    card = float(price.usd_per_unit)
+    card = price.usd_per_accelerator
     schedule = capital_schedule(
         0, a.horizon_months, a.life_months, a.residual_value_fraction, a.cost_of_capital_annual
     )
@@ -383,6 +405,8 @@ def local_plan(
             f"One {entry.id} answers one request at a time, "
             f"{capacity.single_stream_rps * 3600:,.0f} requests/h",
         ),
+        usd_per_accelerator_hour=sum(line.usd for line in lines) / (a.hours_per_month * demand.months),
+        price_source=f"purchase price {price.describe()}: {price.source}",
         reprice=lambda multiplier: local_plan(
             entry, price, tdp_w, capacity, model_id, demand.scaled(multiplier), a
         ),

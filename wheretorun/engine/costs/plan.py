@@ -48,6 +48,10 @@ class Plan:
     wall_clock_hours_per_run: float | None = None
     setting: str | None = None  # training: the parallelism/memory setting chosen
     uncertainty: str | None = None  # how far off the estimate behind the cost may be
+    # Cloud: the price paid per accelerator-hour in the plan's mode; owned/local: the all-in cost
+    # per accelerator-hour of the horizon. With the source of the price behind it.
+    usd_per_accelerator_hour: float | None = None
+    price_source: str | None = None
     reprice: Callable[[float], Plan | None] | None = field(default=None, compare=False, repr=False)
 
     @property

@@ -35,8 +35,16 @@ from typing import Any
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import AcceleratorEntry, CloudOffer, HardwarePrice
 from wheretorun.engine.config import TrainingConfig, TrainingMethod
-from wheretorun.engine.costs.cloud import CloudMode, committed_months, hourly_price, offer_label
+from wheretorun.engine.costs.cloud import (
+    CloudMode,
+    committed_months,
+    hourly_price,
+    offer_label,
+    price_source,
+    reserved_rate,
+)
 from wheretorun.engine.costs.finance import capital_schedule
+from wheretorun.engine.costs.owned import server_capex_usd, server_price_note
 from wheretorun.engine.costs.plan import Line, Plan
 from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, staff_lines
 from wheretorun.engine.efficiency import EfficiencyTable
@@ -254,12 +262,14 @@ def cloud_training_plan(
         opex_usd_per_month=sum(line.usd for line in lines) / assumptions.horizon_months,
         runs=runs,
         utilisation=job.wall_hours * runs / (hours / job.units) if mode.reserved else 1.0,
-        risks=_cloud_risks(offer, mode),
+        risks=_cloud_risks(offer, mode, assumptions),
         **_run_figures(job),
         facts=(
             f"One run takes {job.wall_hours:,.1f} h on {job.accelerators} x {offer.accelerator_id}"
             + (f" at {job.mfu:.0%} MFU" if job.mfu else ""),
         ),
+        usd_per_accelerator_hour=price / float(offer.accelerator_count),
+        price_source=price_source(offer, mode, assumptions),
         reprice=lambda multiplier: _scaled_cloud(
             offer, mode, job, model_id, workload, assumptions, multiplier
         ),
@@ -292,12 +302,15 @@ def _more_runs(workload: TrainingWorkload, multiplier: float) -> TrainingWorkloa
     )
 
 
-def _cloud_risks(offer: CloudOffer, mode: CloudMode) -> tuple[str, ...]:
+def _cloud_risks(offer: CloudOffer, mode: CloudMode, assumptions: Assumptions) -> tuple[str, ...]:
     risks = [f"vendor concentration: capacity and price depend on {offer.provider}"]
     if mode.pricing == "spot":
         risks.append("spot interruptions: runs must checkpoint and resume; the overhead is an assumption")
     if mode.reserved:
-        risks.append("the reservation is paid whether or not runs use it; the discount is an assumption")
+        risks.append("the reservation is paid whether or not runs use it")
+        rate = reserved_rate(offer, mode.term_years, assumptions)
+        if rate is not None and rate.users:
+            risks.append("the committed price is the user's own discount, not a published term")
     return tuple(risks)
 
 
@@ -313,7 +326,7 @@ def owned_training_plan(
 ) -> Plan:
     a = assumptions
     servers = job.units
-    server_capex = job.unit_size * float(price.usd_per_unit) * (1 + a.server_overhead_fraction)
+    server_capex = server_capex_usd(price, job.unit_size, a)
     network = (
         servers * server_capex * a.cluster_network_fraction / (1 - a.cluster_network_fraction)
         if servers > 1
@@ -334,8 +347,9 @@ def owned_training_plan(
         Line(
             "hardware purchase",
             capex * schedule.purchases,
-            f"{servers} server(s) x {job.unit_size} x {entry.id}"
-            + (f", network {a.cluster_network_fraction:.0%} of the cluster" if network else ""),
+            f"{servers} server(s) x {job.unit_size} x {entry.id} at {server_price_note(price, a)}"
+            + (f", network {a.cluster_network_fraction:.0%} of the cluster" if network else "")
+            + f" = ${capex / job.accelerators:,.0f} per accelerator",
         ),
         Line("resale value", -capex * schedule.resale),
         Line("cost of capital", capex * schedule.cost_of_capital),
@@ -368,7 +382,13 @@ def owned_training_plan(
         utilisation=utilisation,
         risks=tuple(risks),
         **_run_figures(job),
-        facts=(f"One run takes {job.wall_hours:,.1f} h on {job.accelerators} x {entry.id}",),
+        facts=(
+            f"One run takes {job.wall_hours:,.1f} h on {job.accelerators} x {entry.id}",
+            f"${capex:,.0f} of hardware, ${capex / job.accelerators:,.0f} per {entry.id}",
+        ),
+        usd_per_accelerator_hour=sum(line.usd for line in lines)
+        / (job.accelerators * a.hours_per_month * a.horizon_months),
+        price_source=f"purchase price {price.describe()}: {price.source}",
         reprice=lambda multiplier: _scaled_owned(
             entry, price, tdp_w, job, model_id, workload, a, rented_usd_per_run, multiplier
         ),
@@ -402,7 +422,7 @@ def local_training_plan(
     assumptions: Assumptions,
 ) -> Plan:
     a = assumptions
-    card = float(price.usd_per_unit)
+    card = price.usd_per_accelerator
     schedule = capital_schedule(
         0, a.horizon_months, a.life_months, a.residual_value_fraction, a.cost_of_capital_annual
     )
@@ -428,6 +448,8 @@ def local_training_plan(
         risks=("no SLA: a single card, a failed run restarts from its last checkpoint",),
         **_run_figures(job),
         facts=(f"One run takes {job.wall_hours:,.1f} h on one {entry.id}",),
+        usd_per_accelerator_hour=sum(line.usd for line in lines) / (a.hours_per_month * a.horizon_months),
+        price_source=f"purchase price {price.describe()}: {price.source}",
         reprice=lambda multiplier: (
             None
             if job.wall_hours > year_limit_hours(_more_runs(workload, multiplier), a)

@@ -20,7 +20,7 @@ import numpy as np
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import CloudOffer
 from wheretorun.engine.costs.arrays import BoolArray, FloatArray, IntArray
-from wheretorun.engine.costs.cloud import CloudMode, whole_accelerators
+from wheretorun.engine.costs.cloud import CloudMode, reserved_rate, whole_accelerators
 from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.recommendation import RejectReason
 
@@ -110,8 +110,8 @@ class OfferTable:
     on_demand: FloatArray  # NaN: no price
     spot: FloatArray
     host_vm: FloatArray  # added per instance-hour; NaN when a GPU-only price has no VM figure
-    discount_1y: FloatArray
-    discount_3y: FloatArray
+    reserved_1y: FloatArray  # committed USD per instance-hour (before the host VM); NaN: no term
+    reserved_3y: FloatArray
     group: IntArray  # one id per (accelerator, provider)
 
     @classmethod
@@ -123,22 +123,15 @@ class OfferTable:
             math.nan if vm is None else vm * columns.accelerator_count[rows],
             0.0,
         )
-        discounts = np.asarray(
-            [
-                [assumptions.reserved_discount(p, 1), assumptions.reserved_discount(p, 3)]
-                for p in columns.providers
-            ],
-            dtype=np.float64,
-        ).reshape(-1, 2)
-        provider = columns.provider[rows]
+        offers = tuple(columns.offers[int(row)] for row in rows)
         return cls(
-            offers=tuple(columns.offers[int(row)] for row in rows),
+            offers=offers,
             accelerators=columns.accelerators[rows],
             on_demand=columns.on_demand[rows],
             spot=columns.spot[rows],
             host_vm=np.asarray(host_vm, dtype=np.float64),
-            discount_1y=discounts[provider, 0],
-            discount_3y=discounts[provider, 1],
+            reserved_1y=_reserved(offers, 1, assumptions),
+            reserved_3y=_reserved(offers, 3, assumptions),
             group=columns.group[rows],
         )
 
@@ -146,15 +139,20 @@ class OfferTable:
         """USD per instance-hour of every offer in `mode` (NaN: unpriced), as `cloud.hourly_price`."""
         if mode.pricing == "spot":
             return (self.spot + self.host_vm) * (1 + assumptions.spot_interruption_overhead)
-        base = self.on_demand + self.host_vm
         if mode.pricing == "reserved_1y":
-            return base * (1 - self.discount_1y)
+            return self.reserved_1y + self.host_vm
         if mode.pricing == "reserved_3y":
-            return base * (1 - self.discount_3y)
-        return base
+            return self.reserved_3y + self.host_vm
+        return self.on_demand + self.host_vm
 
     def incomplete(self) -> BoolArray:
         return np.asarray(np.isnan(self.host_vm), dtype=bool)
+
+
+def _reserved(offers: Sequence[CloudOffer], term_years: int, assumptions: Assumptions) -> FloatArray:
+    """Committed USD per instance-hour of each offer (`cloud.reserved_rate`); NaN without a term."""
+    rates = (reserved_rate(offer, term_years, assumptions) for offer in offers)
+    return np.asarray([math.nan if r is None else r.usd_per_hour for r in rates], dtype=np.float64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,11 +234,17 @@ def _count(
     """Count this mode's rejected rows by reason (the first failing rule decides)."""
     unpriced = np.isnan(prices)
     incomplete = unpriced & table.incomplete()[row_offer]
+    missing = f"no {spec.mode.pricing.replace('_', '-')} price"
+    if spec.mode.reserved:
+        missing += (
+            " (the provider publishes no commitment term in the catalog; give "
+            "assumptions.reserved_discounts_by_provider to plan one)"
+        )
     infeasible = ~unpriced & np.isnan(hours)
     over = ~unpriced & ~infeasible & ~_within(totals, cap)
     for mask, reason, why in (
         (incomplete, RejectReason.INCOMPLETE_PRICE, "GPU-only price; no host VM price"),
-        (unpriced & ~incomplete, RejectReason.UNPRICED, f"no {spec.mode.pricing.replace('_', '-')} price"),
+        (unpriced & ~incomplete, RejectReason.UNPRICED, missing),
         (infeasible, spec.reason, ""),
         (over, RejectReason.OVER_BUDGET, "over the monthly budget"),
     ):

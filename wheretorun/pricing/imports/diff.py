@@ -144,7 +144,10 @@ def _price_reasons(table: PriceTable, old: Mapping[str, Any], new: Mapping[str, 
         if name in table.primary and (after is None or after == 0):
             shown = "unknown (the file gives no price)" if after is None else "0"
             reasons.append(_reason("zero_price", table, new, f"{name} would fall from {before} to {shown}"))
-        elif after is not None and 0 < after < before * DROP_LIMIT:
+        elif (
+            after is not None
+            and 0 < _per_accelerator(new, after) < _per_accelerator(old, before) * DROP_LIMIT
+        ):
             reasons.append(
                 _reason(
                     "price_drop", table, new, f"{name} would fall {_pct(before, after)}%: {before} -> {after}"
@@ -153,6 +156,13 @@ def _price_reasons(table: PriceTable, old: Mapping[str, Any], new: Mapping[str, 
         elif after == 0:
             reasons.append(_reason("zero_price", table, new, f"{name} would fall from {before} to 0"))
     return reasons
+
+
+def _per_accelerator(row: Mapping[str, Any], price: Any) -> Any:
+    """A purchase price per accelerator (a system price divided by its accelerators), so that a
+    chip price replacing a system price is compared like with like; other prices as they are."""
+    count = row.get("accelerators_per_unit")
+    return price / count if count else price
 
 
 def _reason(kind: str, table: PriceTable, row: Mapping[str, Any], detail: str) -> HoldReason:

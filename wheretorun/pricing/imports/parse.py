@@ -9,7 +9,10 @@ What a file covers, i.e. which current rows it may end as "removed":
 | --- | --- |
 | `skypilot` | the cloud offers of its `provider` (a complete price list of that cloud) |
 | `litellm` | every hosted-API price (a complete table) |
-| `canonical` | only the rows it lists: it adds or changes hardware and energy prices, never removes one |
+| `canonical` | only the rows it lists: it adds or changes hardware, energy and commitment prices |
+
+Cross-provider plausibility rules (`pricing/plausibility.py`) run on what is read: a SkyPilot file
+against the current offers of every other provider, a LiteLLM table against itself.
 """
 
 from __future__ import annotations
@@ -28,13 +31,15 @@ from wheretorun.pricing.imports.checks import check_litellm, check_skypilot
 from wheretorun.pricing.imports.tables import (
     API_PRICES,
     CLOUD_OFFERS,
+    COMMITMENT_TERMS,
     ENERGY_PRICES,
     HARDWARE_PRICES,
     Key,
     PriceTable,
     Row,
 )
-from wheretorun.pricing.models import Accelerator, Model
+from wheretorun.pricing.models import Accelerator, CloudOffer, Model
+from wheretorun.pricing.plausibility import CloudPricePoint, flag_cloud_outliers, flag_token_outliers
 from wheretorun.pricing.sources import (
     DATA_DIR,
     AliasResolver,
@@ -87,7 +92,9 @@ def read_price_file(
         check_skypilot(text, provider)
         offers = read_skypilot_offers(text, provider, _resolver(), source)
         known = set(session.scalars(select(Accelerator.id)))
-        records = [_known_accelerator(offer, known) for offer in offers]
+        records = flag_cloud_outliers(
+            [_known_accelerator(offer, known) for offer in offers], _other_providers(session, provider)
+        )
         return IncomingPrices(
             [(Coverage(CLOUD_OFFERS, (("provider", provider),)), _rows(CLOUD_OFFERS, records))]
         )
@@ -97,7 +104,7 @@ def read_price_file(
         index = {
             key: model for key, model in hosted_index(read_models(DATA_DIR, keys)).items() if model in known
         }
-        prices = read_litellm_prices(text, source, index)
+        prices = flag_token_outliers(read_litellm_prices(text, source, index))
         return IncomingPrices([(Coverage(API_PRICES), _rows(API_PRICES, prices))])
     canonical = read_canonical_prices(text, lambda name: repo.resolve_accelerator_id(session, name))
     parts = []
@@ -105,7 +112,34 @@ def read_price_file(
         parts.append((Coverage(HARDWARE_PRICES, complete=False), _rows(HARDWARE_PRICES, canonical.hardware)))
     if canonical.energy:
         parts.append((Coverage(ENERGY_PRICES, complete=False), _rows(ENERGY_PRICES, canonical.energy)))
+    if canonical.commitments:
+        parts.append(
+            (Coverage(COMMITMENT_TERMS, complete=False), _rows(COMMITMENT_TERMS, canonical.commitments))
+        )
     return IncomingPrices(parts)
+
+
+def _other_providers(session: Session, provider: str) -> list[CloudPricePoint]:
+    """The current on-demand prices per accelerator-hour of every other provider's trusted offers."""
+    query = select(
+        CloudOffer.provider,
+        CloudOffer.accelerator_id,
+        CloudOffer.on_demand_usd_per_hour,
+        CloudOffer.accelerator_count,
+    ).where(
+        CloudOffer.effective_to.is_(None),
+        CloudOffer.provider != provider,
+        CloudOffer.accelerator_id.is_not(None),
+        CloudOffer.on_demand_usd_per_hour.is_not(None),
+        CloudOffer.suspect_reason.is_(None),
+        CloudOffer.accelerator_only.is_(False),
+        CloudOffer.accelerator_count > 0,
+    )
+    return [
+        (p, str(a), float(price) / float(count))
+        for p, a, price, count in session.execute(query)
+        if price is not None  # the query excludes unknown prices; this tells the type checker
+    ]
 
 
 def _rows(table: PriceTable, records: Sequence[Any]) -> dict[Key, Row]:

@@ -1,4 +1,4 @@
-"""The four effective-dated price tables, described once so that one diff serves them all.
+"""The effective-dated price tables, described once so that one diff serves them all.
 
 A row is identified by its natural key (what makes it "the same offer" across catalog versions)
 and compared on every column except its id and provenance (`source`, `fetched_at`, the effective
@@ -18,11 +18,12 @@ from sqlalchemy import ColumnElement, and_, or_
 
 from wheretorun.db import Money
 from wheretorun.errors import FileProblem, MalformedFile
-from wheretorun.pricing.models import ApiPrice, CloudOffer, EnergyPrice, HardwarePrice
+from wheretorun.pricing.models import ApiPrice, CloudOffer, CommitmentTerm, EnergyPrice, HardwarePrice
 
 __all__ = [
     "API_PRICES",
     "CLOUD_OFFERS",
+    "COMMITMENT_TERMS",
     "ENERGY_PRICES",
     "HARDWARE_PRICES",
     "TABLES",
@@ -35,7 +36,9 @@ PROVENANCE = frozenset({"id", "source", "fetched_at", "effective_from", "effecti
 
 Row = dict[str, Any]  # compared columns + `source`
 Key = tuple[Any, ...]
-PriceModel = type[CloudOffer] | type[ApiPrice] | type[HardwarePrice] | type[EnergyPrice]
+PriceModel = (
+    type[CloudOffer] | type[ApiPrice] | type[HardwarePrice] | type[EnergyPrice] | type[CommitmentTerm]
+)
 
 
 @dataclass(frozen=True)
@@ -161,4 +164,16 @@ ENERGY_PRICES = PriceTable(
     subject_label="region",
     priced_as="energy price",
 )
-TABLES = {table.name: table for table in (CLOUD_OFFERS, API_PRICES, HARDWARE_PRICES, ENERGY_PRICES)}
+COMMITMENT_TERMS = PriceTable(
+    model=CommitmentTerm,
+    key=("provider", "accelerator_id", "instance_family", "term_months"),
+    prices=("discount_fraction", "usd_per_accelerator_hour"),
+    primary=(),
+    subject="provider",
+    subject_label="provider",
+    priced_as="commitment term",
+)
+TABLES = {
+    table.name: table
+    for table in (CLOUD_OFFERS, API_PRICES, HARDWARE_PRICES, ENERGY_PRICES, COMMITMENT_TERMS)
+}

@@ -23,6 +23,13 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
+from wheretorun.pricing.plausibility import (
+    FLAGSHIP_FLOOR_USD_PER_GPU_HOUR,
+    FLAGSHIP_MIN_MEMORY_GB,
+    MAX_USD_PER_GPU_HOUR,
+    MIN_USD_PER_GPU_HOUR,
+    SPOT_ROUNDING_TOLERANCE,
+)
 from wheretorun.pricing.records import AcceleratorRecord, CloudOfferRecord
 from wheretorun.pricing.sources._text import csv_rows, optional_decimal, plain_decimal, read_text
 from wheretorun.pricing.sources.accelerators import SKYPILOT_DIR, load_resolver
@@ -42,16 +49,7 @@ __all__ = [
 
 GCP_ACCELERATOR_PREFIX = "gcp-accel:"
 
-# Plausibility bounds per GPU-hour. The floors sit well below every genuine listing in the shipped
-# catalogs (cheapest 80 GB+ datacenter GPU: A100 80GB spot at ~$0.40; cheapest of any kind: ~$0.03
-# Inferentia spot) and catch placeholders such as Mithril's $0.01-0.08 A100/B200 nodes.
-FLAGSHIP_FLOOR_USD_PER_GPU_HOUR = Decimal("0.25")  # datacenter parts with >= 80 GB (H100, A100 80GB, ...)
-FLAGSHIP_MIN_MEMORY_GB = 80.0
-MIN_USD_PER_GPU_HOUR = Decimal("0.02")  # any accelerator
-MAX_USD_PER_GPU_HOUR = Decimal("40")  # above every list price here (highest: B200 on AWS, ~$14)
-# AWS publishes spot to 4 decimals and on-demand to 5, so "no discount" can read as spot 9.9898 >
-# on-demand 9.98976. A spot price is "above on-demand" only beyond this relative margin.
-SPOT_ROUNDING_TOLERANCE = Decimal("0.001")
+# Plausibility thresholds live in `wheretorun.pricing.plausibility`, with their rationale.
 
 # Published counts known to be wrong, corrected with a note (data/sources/README.md, Azure caveats).
 _COUNT_CORRECTIONS: dict[tuple[str, str], Decimal] = {
