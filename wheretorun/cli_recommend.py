@@ -63,7 +63,6 @@ def _columns(workload_kind: str) -> list[_Column]:
         _Column("#", lambda o: str(o.rank)),
         _Column("what", _what),
         _Column("total", lambda o: _money(o.total_usd), money=True),
-        _Column("$/acc-h", lambda o: _money(o.usd_per_accelerator_hour), money=True),
     ]
     if workload_kind == "training":
         return head + [
@@ -121,6 +120,16 @@ def _table(result: RecommendationRead) -> Table:
     return table
 
 
+def _price_line(option: OptionRead) -> str:
+    """The option's price per accelerator-hour (cloud, owned, local) and where it comes from."""
+    per_hour = (
+        f"{_money(option.usd_per_accelerator_hour)} per accelerator-hour, "
+        if option.usd_per_accelerator_hour is not None
+        else ""
+    )
+    return f"{per_hour}from {option.price_source}"
+
+
 def _best_of_each_kind(result: RecommendationRead) -> None:
     if not result.best_per_option:
         return
@@ -128,10 +137,12 @@ def _best_of_each_kind(result: RecommendationRead) -> None:
     per = "run" if result.workload_kind == "training" else "1M tokens"
     for kind, option in result.best_per_option.items():
         figure = option.usd_per_run if result.workload_kind == "training" else option.usd_per_million_tokens
+        per_hour = option.usd_per_accelerator_hour
+        hourly = "" if per_hour is None else f", {_money(per_hour)} per accelerator-hour"
         console.print(
             escape(
                 f"  {kind}: #{option.rank} {option.label}, {_money(option.total_usd)} total, "
-                f"{_money(figure)} per {per}"
+                f"{_money(figure)} per {per}{hourly}"
             ),
             soft_wrap=True,
         )
@@ -166,7 +177,7 @@ def _print(result: RecommendationRead) -> None:
         if result.options[0].uncertainty:
             console.print(f"[bold]Uncertainty:[/bold] {result.options[0].uncertainty}")
         if result.options[0].price_source:
-            console.print(escape(f"#1 price from: {result.options[0].price_source}"), soft_wrap=True)
+            console.print(escape(f"#1 price: {_price_line(result.options[0])}"), soft_wrap=True)
     rejected = ", ".join(f"{group.reason} {group.count:,}" for group in result.rejected)
     console.print(f"[bold]Rejected:[/bold] {rejected or 'none'}")
     if result.break_even:

@@ -38,7 +38,8 @@ def test_recommend_prints_the_ranked_options(fresh_database: Path) -> None:
     assert table.exit_code == 0, table.output
     assert "training workload" in table.output
     assert "Rejected" in table.output
-    assert "#1 price from" in table.output
+    assert "#1 price: $" in table.output
+    assert "per accelerator-hour" in table.output
     cloud = [o for o in result["options"] if o["option"] in ("cloud", "owned")]
     assert all(o["usd_per_accelerator_hour"] and o["price_source"] for o in cloud)
 
