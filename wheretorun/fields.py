@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated
 
-from pydantic import AfterValidator, AwareDatetime
+from pydantic import AfterValidator, AwareDatetime, BeforeValidator
 
 __all__ = ["SAFE_INT_MAX", "SAFE_INT_MIN", "AwareUtcDateTime", "UtcDateTime"]
 
@@ -27,7 +27,23 @@ def _in_utc(moment: dt.datetime) -> dt.datetime:
         raise ValueError("the moment in UTC is outside the years 1 to 9999") from None
 
 
-UtcDateTime = Annotated[dt.datetime, AfterValidator(_in_utc)]
+def _iso_8601(value: object) -> object:
+    """A date-time is written as ISO 8601 text (as the OpenAPI `date-time` format says); pydantic
+    would also read a number, or a numeric string, as seconds since 1970."""
+    if isinstance(value, bool | int | float) or (isinstance(value, str) and _is_number(value)):
+        raise ValueError("expected an ISO 8601 date-time such as 2025-06-01T00:00:00Z")
+    return value
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+UtcDateTime = Annotated[dt.datetime, BeforeValidator(_iso_8601), AfterValidator(_in_utc)]
 """A request's date-time, in UTC."""
-AwareUtcDateTime = Annotated[AwareDatetime, AfterValidator(_in_utc)]
+AwareUtcDateTime = Annotated[AwareDatetime, BeforeValidator(_iso_8601), AfterValidator(_in_utc)]
 """A request's date-time that must name its time zone, in UTC."""

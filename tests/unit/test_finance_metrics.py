@@ -147,4 +147,4 @@ def test_buy_versus_rent_names_an_unknown_plan() -> None:
     scenario = Scenario(plans=(Plan("rent", opex=(OpexLine("r", 1.0),)),), traffic=Traffic())
     with pytest.raises(InvalidSpec) as error:
         buy_versus_rent(evaluate(scenario), buy="owned", rent="rent")
-    assert error.value.field == "buy"
+    assert error.value.field == "buy_versus_rent[0]"  # the request field, not `body.buy`

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from wheretorun.bounds import NO_NUL
 from wheretorun.fields import AwareUtcDateTime
 from wheretorun.pricing.models import ImportRun, PriceOverride
 from wheretorun.security import AuditEntry
@@ -53,13 +54,16 @@ class ImportCreate(BaseModel):
     )
     content: str | None = Field(None, description="The file's text. Give this or `url`.")
     url: str | None = Field(
-        None, max_length=2048, description="An http(s) URL on the import allow-list. Give this or `content`."
+        None,
+        pattern=NO_NUL,
+        max_length=2048,
+        description="An http(s) URL on the import allow-list. Give this or `content`.",
     )
     filename: str | None = Field(
-        None, max_length=255, description="A name for uploaded content, for the record."
+        None, pattern=NO_NUL, max_length=255, description="A name for uploaded content, for the record."
     )
     provider: str | None = Field(
-        None, max_length=40, description="The cloud of a SkyPilot file: aws, gcp, lambda..."
+        None, pattern=NO_NUL, max_length=40, description="The cloud of a SkyPilot file: aws, gcp, lambda..."
     )
     dry_run: bool = Field(False, description="Only compute the diff; nothing is written.")
     force: bool = Field(
@@ -183,14 +187,22 @@ class OverrideCreate(BaseModel):
     )
 
     applies_to: Literal["cloud_offers", "api_prices"]
-    provider: str = Field(min_length=1, max_length=80, description="aws, lambda, openai, anthropic, ...")
-    reason: str = Field(min_length=1, max_length=2000, description="Why: the contract, the quote.")
+    provider: str = Field(
+        pattern=NO_NUL, min_length=1, max_length=80, description="aws, lambda, openai, anthropic, ..."
+    )
+    reason: str = Field(
+        pattern=NO_NUL, min_length=1, max_length=2000, description="Why: the contract, the quote."
+    )
     multiplier: Decimal | None = Field(None, gt=0, le=10, allow_inf_nan=False)
     fixed_usd_per_hour: Decimal | None = Field(None, gt=0, lt=10**8, allow_inf_nan=False)
-    region: str | None = Field(None, max_length=120)
-    instance_type: str | None = Field(None, max_length=120)
-    accelerator: str | None = Field(None, max_length=200, description="Accelerator id or any alias.")
-    model_id: str | None = Field(None, max_length=300, description="Hosted model id (api_prices only).")
+    region: str | None = Field(None, pattern=NO_NUL, max_length=120)
+    instance_type: str | None = Field(None, pattern=NO_NUL, max_length=120)
+    accelerator: str | None = Field(
+        None, pattern=NO_NUL, max_length=200, description="Accelerator id or any alias."
+    )
+    model_id: str | None = Field(
+        None, pattern=NO_NUL, max_length=300, description="Hosted model id (api_prices only)."
+    )
     effective_from: AwareUtcDateTime | None = Field(None, description="Default: now. Not in the past.")
     effective_to: AwareUtcDateTime | None = Field(None, description="Default: until ended.")
 

@@ -116,12 +116,35 @@ def problem_response(
     return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON)
 
 
+def _is_union_member(part: Any) -> bool:
+    """Pydantic names the member of a union it tried (`str`, `constrained-str`,
+    `ModelArchitectureIn`, `function-after[...]`) in an error's location; field names are
+    snake_case, so these are told apart by their spelling."""
+    if not isinstance(part, str) or not part:
+        return False
+    return part[0].isupper() or "-" in part or "[" in part or part in _BUILTIN_MEMBERS
+
+
+_BUILTIN_MEMBERS = frozenset({"str", "int", "float", "bool", "list", "dict", "tuple", "none"})
+
+
+def _is_missing_if_match(error: Any) -> bool:
+    """A conditional write without `If-Match` is 428 Precondition Required (RFC 6585), not 422:
+    the header is required in the OpenAPI document, and its absence has its own status."""
+    return error.get("type") == "missing" and tuple(error.get("loc", ())) == ("header", "if-match")
+
+
 def _field_path(location: tuple[Any, ...] | list[Any]) -> str:
-    return ".".join(str(part) for part in location)
+    """`body.model.layers`: the location of a failing input, without union member names."""
+    return ".".join(str(part) for part in location if not _is_union_member(part))
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
+    if any(_is_missing_if_match(error) for error in exc.errors()):
+        return domain_error_response(
+            request, PreconditionRequired("send If-Match with the version you edit (the ETag of GET)")
+        )
     errors = [{"field": _field_path(error["loc"]), "reason": error["msg"]} for error in exc.errors()]
     detail = "; ".join(f"{error['field']}: {error['reason']}" for error in errors)
     return problem_response(request, 422, "Invalid input", detail, errors)

@@ -7,12 +7,15 @@ import datetime as dt
 from decimal import Decimal
 from typing import Annotated, Any, Generic, TypeVar
 
-from fastapi import Path
+from fastapi import Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
+from wheretorun.bounds import NO_NUL
 from wheretorun.fields import SAFE_INT_MAX, SAFE_INT_MIN
 
 __all__ = [
+    "CatalogId",
+    "TextQuery",
     "RowId",
     "AcceleratorRead",
     "PrecisionSupportRead",
@@ -31,6 +34,10 @@ __all__ = [
 ItemT = TypeVar("ItemT")
 
 RowId = Annotated[int, Path(ge=SAFE_INT_MIN, le=SAFE_INT_MAX)]
+CatalogId = Annotated[str, Path(max_length=200, pattern=NO_NUL)]
+"""A catalog id or alias in a path; NUL cannot be stored or compared by PostgreSQL."""
+TextQuery = Annotated[str | None, Query(max_length=200, pattern=NO_NUL)]
+"""A text filter in the query string."""
 
 
 class ReadModel(BaseModel):

@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from decimal import Decimal
 
 from wheretorun.engine.costs.plan import Plan
+from wheretorun.engine.money import rounded
 from wheretorun.engine.recommendation import BreakEven, BreakEvenPoint, Crossover
 
 __all__ = ["break_even"]
 
 _GRID = tuple(4.0**k for k in range(-3, 4))
 _BISECTIONS = 7
-_CENT = Decimal("0.01")
 
 
 def _cost(plan: Plan, multiplier: float) -> float:
@@ -72,7 +71,7 @@ def break_even(plans: Sequence[Plan], volume_unit: str, current_volume: float) -
                 multiplier=multiplier,
                 volume=current_volume * multiplier,
                 usd_per_month=tuple(
-                    (label, Decimal(cost).quantize(_CENT))
+                    (label, rounded(cost))
                     for label, cost in zip(labels, costs, strict=True)
                     if math.isfinite(cost)
                 ),

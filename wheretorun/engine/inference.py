@@ -156,6 +156,12 @@ def _validate_layout(model: ModelArchitecture, accelerator: AcceleratorSpec, con
             f"input + output = {config.input_tokens + config.output_tokens} tokens exceeds the model's "
             f"context of {model.max_context}",
         )
+    offload = config.cpu_offload
+    if offload is not None and offload.gpu_layers is not None and offload.gpu_layers > model.layers:
+        raise InvalidSpec(
+            "cpu_offload.gpu_layers",
+            f"{offload.gpu_layers} layers on the GPU, but the model has {model.layers}",
+        )
     if config.speculative is not None and config.speculative.draft_model.attention_heads % tp:
         raise InvalidSpec(
             "speculative.draft_model", f"tensor parallel {tp} does not divide the draft's heads"

@@ -24,7 +24,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import Decimal
 from types import MappingProxyType
 from typing import Any
 
@@ -37,6 +37,7 @@ from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.explain import rationale
 from wheretorun.engine.hybrid import HybridSolution, solve_hybrid
+from wheretorun.engine.money import rounded
 from wheretorun.engine.planning.batch import batch_candidates
 from wheretorun.engine.planning.inference import serving_candidates
 from wheretorun.engine.planning.rules import Context, money_verdict
@@ -372,7 +373,7 @@ def _binding_constraints(
 def _money(value: float, step: Decimal = _CENT) -> Decimal:
     if not math.isfinite(value):
         raise ValueError(f"a cost must be finite, got {value}")
-    return Decimal(value).quantize(step, rounding=ROUND_HALF_EVEN) + 0
+    return rounded(value, step)
 
 
 def _optional_money(value: float | None, step: Decimal = _CENT) -> Decimal | None:

@@ -159,6 +159,12 @@ class ModelArchitecture:
         if self.kv_elements_per_layer is not None:
             _require(self.kv_elements_per_layer >= 1, "kv_elements_per_layer", "must be at least 1")
         _require(
+            self.attention != AttentionKind.MLA or self.kv_elements_per_layer is not None,
+            "kv_elements_per_layer",
+            "MLA caches one latent per layer, not per-head keys and values: give its cached elements "
+            "per token per layer (576 for DeepSeek-V3)",
+        )
+        _require(
             0 <= self.sliding_window_layers <= self.layers,
             "sliding_window_layers",
             f"must be between 0 and layers ({self.layers}), got {self.sliding_window_layers}",

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Any
 
+from wheretorun.bounds import check_total_growth
 from wheretorun.engine import finance
 from wheretorun.engine.finance import (
     BreakEven,
@@ -37,11 +38,17 @@ __all__ = [
 CENT = Decimal("0.01")
 
 
+# Enough digits for any finite float (up to ~1.8e308) at cent precision: rounding a large amount
+# can then never fail (the default context's 28 digits end at 10^26 USD).
+_FLOAT_DIGITS = 330
+
+
 def usd(value: float | None) -> str | None:
     """A float amount as exact dollars and cents, written as the API writes Decimals (a string)."""
     if value is None or not math.isfinite(value):
         return None
-    return str(Decimal(repr(value)).quantize(CENT))
+    with localcontext(prec=_FLOAT_DIGITS):
+        return str(Decimal(repr(value)).quantize(CENT))
 
 
 def custom_plan(plan: CustomPlanIn) -> finance.Plan:
@@ -70,6 +77,10 @@ def _with_category(values: dict[str, Any]) -> dict[str, Any]:
 
 def finance_scenario(body: ScenarioBody, plans: Sequence[finance.Plan], name: str = "") -> finance.Scenario:
     traffic = body.traffic
+    if traffic.monthly_tokens is None:
+        check_total_growth(
+            traffic.growth_per_month, body.assumptions.horizon_months, "body.traffic.growth_per_month"
+        )
     return finance.Scenario(
         plans=tuple(plans),
         traffic=finance.Traffic(

@@ -10,9 +10,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt
 
-from wheretorun.fields import UtcDateTime
+from wheretorun.bounds import MAX_HORIZON_MONTHS, MAX_TOKENS_PER_MONTH, NO_NUL, LongText, Name, distinct
+from wheretorun.fields import SAFE_INT_MAX, UtcDateTime
 from wheretorun.services.recommendation_schemas import AssumptionsIn, ConstraintsIn, WorkloadIn
 
 __all__ = [
@@ -39,8 +40,36 @@ Category = Literal[
     "software",
     "other",
 ]
-Money = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-Month = Annotated[int, Field(ge=1, le=600)]
+
+
+def _number(low: float, high: float, *, low_open: bool = False, default: Any = ..., **extra: Any) -> Any:
+    """A finite number in [low, high] (or (low, high] with `low_open`); required unless `default`."""
+    if low_open:
+        return Field(default, gt=low, le=high, allow_inf_nan=False, **extra)
+    return Field(default, ge=low, le=high, allow_inf_nan=False, **extra)
+
+
+# Money bounds: a trillion dollars is about the yearly capital spending of every hyperscaler
+# together; no single purchase, monthly bill or unit price of a plan comes near it.
+CapexUsd = Annotated[float, _number(0.0, 1e12)]
+UsdPerMonth = Annotated[float, _number(0.0, 1e11)]
+UsdPerUnit = Annotated[float, _number(0.0, 1e6)]  # per unit consumed: $1M per million tokens
+UsdPerHour = Annotated[float, _number(0.0, 100_000.0)]  # ~1,000x the priciest cloud instance
+Month = Annotated[StrictInt, Field(ge=1, le=600)]
+# Straight-line depreciation: one month (the engine's floor) to 50 years (buildings).
+DepreciationYears = Annotated[float, _number(1 / 12, 50.0)]
+Fraction = Annotated[float, _number(0.0, 1.0)]
+# Utilisation below 1% of rated capacity is not a plan; at 0 the capacity needed is infinite.
+Utilisation = Annotated[float, _number(0.01, 1.0)]
+# Escalation per year: -99% to +100% (the engine's range).
+Escalation = Annotated[float, _number(-0.99, 1.0)]
+# Whole units: a million servers or instances is ~5x the largest cluster reported.
+Units = Annotated[StrictInt, Field(ge=0, le=1_000_000)]
+# Tokens one unit serves in a month: 10^4 (a CPU at 0.004 tokens/s) to 10^15 (~40,000x one
+# H100's ~10^4 tokens/s over a month).
+TokensPerUnit = Annotated[float, _number(1e4, 1e15)]
+# Lines of one kind in one plan: a detailed bill of materials has tens of lines, not thousands.
+MAX_LINES = 100
 
 
 class Body(BaseModel):
@@ -48,73 +77,76 @@ class Body(BaseModel):
 
 
 class CapexItemIn(Body):
-    name: str
-    amount_usd: Money
+    name: Name
+    amount_usd: CapexUsd
     month: Month = 1
-    depreciation_years: float = Field(5.0, gt=0, le=50)
-    residual_fraction: float = Field(0.0, ge=0, le=1)
+    depreciation_years: DepreciationYears = 5.0
+    residual_fraction: Fraction = 0.0
     category: Category = "hardware"
 
 
 class OpexLineIn(Body):
-    name: str
-    usd_per_month: Money
+    name: Name
+    usd_per_month: UsdPerMonth
     category: Category = "other"
     start_month: Month = 1
     end_month: Month | None = None
-    annual_escalation: float = Field(0.0, gt=-1, le=10)
+    annual_escalation: Escalation = 0.0
 
 
 class UsageLineIn(Body):
-    name: str
-    usd_per_unit: Money
-    unit: str = "million tokens"
-    units_per_million_tokens: float = Field(1.0, ge=0, allow_inf_nan=False)
+    name: Name
+    usd_per_unit: UsdPerUnit
+    unit: Name = "million tokens"
+    # Units per million tokens: > 0 (a line that consumes nothing is no line) to a million.
+    units_per_million_tokens: float = _number(0.0, 1e6, low_open=True, default=1.0)
     category: Category = "tokens"
 
 
 class InstanceLineIn(Body):
-    name: str
-    usd_per_instance_hour: Money
-    tokens_per_month_per_instance: float = Field(gt=0, allow_inf_nan=False)
-    utilisation: float = Field(1.0, gt=0, le=1)
-    minimum_instances: int = Field(0, ge=0)
-    hours_per_month: float = Field(730.0, gt=0, le=744)
-    fallback_usd_per_instance_hour: Money | None = None
-    spot_availability: float = Field(1.0, ge=0, le=1)
+    name: Name
+    usd_per_instance_hour: UsdPerHour
+    tokens_per_month_per_instance: TokensPerUnit
+    utilisation: Utilisation = 1.0
+    minimum_instances: Units = 0
+    hours_per_month: float = _number(0.0, 744.0, low_open=True, default=730.0)  # 31 days x 24 h
+    fallback_usd_per_instance_hour: UsdPerHour | None = None
+    spot_availability: Fraction = 1.0
     category: Category = "compute"
 
 
 class UnitOpexLineIn(Body):
-    name: str
-    usd_per_unit_month: Money
+    name: Name
+    usd_per_unit_month: UsdPerMonth
     category: Category = "other"
-    annual_escalation: float = Field(0.0, gt=-1, le=10)
+    annual_escalation: Escalation = 0.0
 
 
 class OwnedCapacityIn(Body):
-    tokens_per_month_per_unit: float = Field(gt=0, allow_inf_nan=False)
-    capex_usd_per_unit: Money
-    burst_usd_per_million_tokens: Money
-    name: str = "servers"
-    lead_time_months: int = Field(0, ge=0, le=60)
-    utilisation: float = Field(1.0, gt=0, le=1)
-    initial_units: int = Field(0, ge=0)
-    max_units: int | None = Field(None, ge=0)
-    unit_opex: list[UnitOpexLineIn] = []
-    depreciation_years: float = Field(5.0, gt=0, le=50)
-    residual_fraction: float = Field(0.0, ge=0, le=1)
+    tokens_per_month_per_unit: TokensPerUnit
+    capex_usd_per_unit: CapexUsd
+    burst_usd_per_million_tokens: UsdPerUnit
+    name: Name = "servers"
+    lead_time_months: Annotated[StrictInt, Field(ge=0, le=60)] = 0
+    utilisation: Utilisation = 1.0
+    initial_units: Units = 0
+    max_units: Annotated[StrictInt, Field(ge=1, le=1_000_000)] | None = Field(
+        None, description="At least 1 and at least initial_units."
+    )
+    unit_opex: list[UnitOpexLineIn] = Field([], max_length=MAX_LINES)
+    depreciation_years: DepreciationYears = 5.0
+    residual_fraction: Fraction = 0.0
 
 
 class CustomPlanIn(Body):
     """A plan written out as its cost structure."""
 
     kind: Literal["custom"] = "custom"
-    name: str = Field(min_length=1, max_length=200)
-    capex: list[CapexItemIn] = []
-    opex: list[OpexLineIn] = []
-    usage: list[UsageLineIn] = []
-    instances: list[InstanceLineIn] = []
+    name: Name
+    capex: list[CapexItemIn] = Field([], max_length=MAX_LINES)
+    opex: list[OpexLineIn] = Field([], max_length=MAX_LINES)
+    usage: list[UsageLineIn] = Field([], max_length=MAX_LINES)
+    instances: list[InstanceLineIn] = Field([], max_length=MAX_LINES)
     capacity: OwnedCapacityIn | None = None
 
 
@@ -122,7 +154,7 @@ class RecommendedPlanIn(Body):
     """A plan taken from a recommendation: the best option of a kind for this workload."""
 
     kind: Literal["recommended"]
-    name: str | None = Field(None, max_length=200, description="Default: the option's own label.")
+    name: Name | None = Field(None, description="Default: the option's own label.")
     option: Literal["hosted_api", "cloud", "owned", "local"]
     workload: WorkloadIn
     constraints: ConstraintsIn = ConstraintsIn()
@@ -130,24 +162,32 @@ class RecommendedPlanIn(Body):
 
 
 PlanIn = Annotated[CustomPlanIn | RecommendedPlanIn, Field(discriminator="kind")]
+TokensPerMonth = Annotated[float, _number(0.0, MAX_TOKENS_PER_MONTH)]
 
 
 class TrafficIn(Body):
-    tokens_per_month: float = Field(0.0, ge=0, allow_inf_nan=False, description="Tokens in month 1.")
-    growth_per_month: float = Field(0.0, gt=-1, le=10, description="0.05 = +5% a month.")
-    monthly_tokens: list[Annotated[float, Field(ge=0, allow_inf_nan=False)]] | None = Field(
-        None, description="An explicit series from month 1 instead of a growth rate."
+    tokens_per_month: TokensPerMonth = Field(0.0, description="Tokens in month 1.")
+    growth_per_month: float = _number(
+        -0.99,
+        1.0,
+        default=0.0,
+        description="0.05 = +5% a month, compounded; the last month may carry at most 1e6 times the first.",
+    )
+    monthly_tokens: list[TokensPerMonth] | None = Field(
+        None,
+        max_length=MAX_HORIZON_MONTHS,
+        description="An explicit series from month 1 instead of a growth rate (one value per month).",
     )
 
 
 class FinanceAssumptionsIn(Body):
-    horizon_months: int = Field(36, ge=1, le=240)
-    discount_rate_annual: float = Field(0.08, gt=-1, le=1, description="Cost of capital, e.g. 0.08.")
+    horizon_months: Annotated[StrictInt, Field(ge=1, le=MAX_HORIZON_MONTHS)] = 36
+    discount_rate_annual: float = _number(0.0, 1.0, default=0.08, description="Cost of capital, 0 to 1.")
     residual_value: Literal["book_value", "none"] = "book_value"
 
 
 class ScenarioBody(Body):
-    description: str | None = Field(None, max_length=2000)
+    description: LongText | None = None
     traffic: TrafficIn
     assumptions: FinanceAssumptionsIn = FinanceAssumptionsIn()
     plans: list[PlanIn] = Field(min_length=1, max_length=20)
@@ -212,13 +252,16 @@ SCENARIO_EXAMPLES: list[dict[str, Any]] = [
 ]
 
 
+Tag = Annotated[str, Field(min_length=1, max_length=50, pattern=NO_NUL)]
+
+
 class ScenarioCreate(ScenarioBody):
     model_config = ConfigDict(
         extra="forbid", frozen=True, json_schema_extra={"examples": [*SCENARIO_EXAMPLES]}
     )
 
-    name: str = Field(min_length=1, max_length=200)
-    tags: list[Annotated[str, Field(min_length=1, max_length=50)]] = Field([], max_length=20)
+    name: Name
+    tags: Annotated[list[Tag], AfterValidator(distinct)] = Field([], max_length=20)
 
 
 class ScenarioUpdate(ScenarioCreate):
@@ -236,7 +279,9 @@ class ScenarioUpdate(ScenarioCreate):
         },
     )
 
-    note: str | None = Field(None, max_length=500, description="What this version changes.")
+    note: Annotated[str, Field(max_length=500, pattern=NO_NUL)] | None = Field(
+        None, description="What this version changes."
+    )
 
 
 class ScenarioVersionRead(BaseModel):
@@ -258,43 +303,79 @@ class ScenarioRead(BaseModel):
     body: dict[str, Any]
 
 
+# The inputs an analysis can move (`engine/finance/inputs.py`).
+InputName = Literal[
+    "traffic",
+    "growth_per_month",
+    "discount_rate_annual",
+    "horizon_months",
+    "utilisation",
+    "spot_availability",
+    "price",
+    "electricity",
+    "price:hardware",
+    "price:compute",
+    "price:tokens",
+    "price:power",
+    "price:colocation",
+    "price:staff",
+    "price:maintenance",
+    "price:network",
+    "price:storage",
+    "price:software",
+    "price:other",
+]
+# Values an input takes: growth and escalation from -0.99, multipliers up to 1,000x (a price or a
+# traffic a thousand times the plan's is beyond any planning range), horizons up to 600 months.
+InputValue = Annotated[float, _number(-0.99, 1_000.0)]
+
+
 class DistributionIn(Body):
-    input: str = Field(
-        description="traffic, growth_per_month, utilisation, electricity, price, price:<category>, ..."
-    )
+    input: InputName = Field(description="The input to draw: traffic, growth_per_month, price, ...")
     kind: Literal["triangular", "lognormal", "uniform"]
-    low: float = Field(allow_inf_nan=False)
-    high: float = Field(allow_inf_nan=False)
-    mode: float | None = Field(None, allow_inf_nan=False)
-    plan: str | None = None
+    low: InputValue
+    high: InputValue = Field(description="Above `low`; lognormal: `low` above 0.")
+    mode: InputValue | None = Field(None, description="Triangular: between `low` and `high`.")
+    plan: Name | None = None
+
+
+# Samples x plans x months evaluated by one Monte Carlo run, at most (~70 ns each, 1.4 s on the
+# 2-core CI machine; bench/bounded_work.py).
+MAX_MONTE_CARLO_CELLS = 20_000_000
 
 
 class MonteCarloIn(Body):
-    samples: int = Field(10_000, ge=1, le=200_000)
-    seed: int = Field(0, ge=0)
+    samples: Annotated[StrictInt, Field(ge=1, le=200_000)] = Field(
+        10_000,
+        description=f"Draws; samples x plans x horizon_months at most {MAX_MONTE_CARLO_CELLS:,}.",
+    )
+    seed: Annotated[StrictInt, Field(ge=0, le=SAFE_INT_MAX)] = 0
     distributions: list[DistributionIn] = Field(min_length=1, max_length=30)
     metric: Literal["total_usd", "npv_usd"] = "total_usd"
 
 
 class SensitivityRangeIn(Body):
-    input: str
-    low: float = Field(allow_inf_nan=False)
-    high: float = Field(allow_inf_nan=False)
-    plan: str | None = None
+    input: InputName
+    low: InputValue
+    high: InputValue
+    plan: Name | None = None
 
 
 class SensitivityIn(Body):
-    ranges: list[SensitivityRangeIn] | None = Field(None, description="Default: a standard set.")
+    ranges: list[SensitivityRangeIn] | None = Field(
+        None, max_length=30, description="Default: a standard set."
+    )
     metric: Literal["total_usd", "npv_usd"] = "total_usd"
 
 
 class BreakEvenIn(Body):
-    plan_a: str
-    plan_b: str
+    plan_a: Name
+    plan_b: Name
     variable: Literal["volume", "utilisation", "horizon_months"] = "volume"
-    low: float | None = Field(None, allow_inf_nan=False)
-    high: float | None = Field(None, allow_inf_nan=False)
-    points: int = Field(61, ge=3, le=1001)
+    # volume: tokens a month (at most MAX_TOKENS_PER_MONTH); utilisation: (0, 1]; horizon: months.
+    low: Annotated[float, _number(0.0, MAX_TOKENS_PER_MONTH)] | None = None
+    high: Annotated[float, _number(0.0, MAX_TOKENS_PER_MONTH)] | None = None
+    points: Annotated[StrictInt, Field(ge=3, le=1001)] = 61
     metric: Literal["total_usd", "npv_usd"] = "total_usd"
 
 
@@ -302,7 +383,7 @@ class AnalysesIn(Body):
     monte_carlo: MonteCarloIn | None = None
     sensitivity: SensitivityIn | None = None
     break_even: BreakEvenIn | None = None
-    buy_versus_rent: tuple[str, str] | None = Field(
+    buy_versus_rent: tuple[Name, Name] | None = Field(
         None, description="[buy plan, rent plan]: payback and IRR."
     )
 
@@ -327,5 +408,5 @@ class ScenarioEvaluateRequest(ScenarioBody, AnalysesIn):
         json_schema_extra={"examples": [_SCENARIO_EXAMPLE, {**_SCENARIO_EXAMPLE, **ANALYSES_EXAMPLE}]},
     )
 
-    name: str = Field("unsaved", min_length=1, max_length=200)
-    tags: list[Annotated[str, Field(min_length=1, max_length=50)]] = Field([], max_length=20)
+    name: Name = "unsaved"
+    tags: Annotated[list[Tag], AfterValidator(distinct)] = Field([], max_length=20)

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from wheretorun.bounds import MAX_MODELS
 from wheretorun.engine import finance
 from wheretorun.errors import InvalidInput, NotFound, PreconditionFailed, PreconditionRequired
 from wheretorun.pricing.repositories import Page, PageRequest
@@ -24,6 +25,7 @@ from wheretorun.scenarios import convert
 from wheretorun.scenarios.models import ScenarioRecord, ScenarioVersion
 from wheretorun.scenarios.recommended import finance_plan_for_option
 from wheretorun.scenarios.schemas import (
+    MAX_MONTE_CARLO_CELLS,
     AnalysesIn,
     BreakEvenIn,
     CustomPlanIn,
@@ -41,6 +43,7 @@ __all__ = [
     "Evaluated",
     "analyse_body",
     "analyses_dict",
+    "check_recommended_models",
     "compare_scenarios",
     "create_scenario",
     "delete_scenario",
@@ -166,6 +169,7 @@ def delete_scenario(session: Session, scenario_id: int, expected_version: int | 
 
 
 def _plans(session: Session, body: ScenarioBody, snapshots: SnapshotCache) -> list[finance.Plan]:
+    check_recommended_models([body])
     plans: list[finance.Plan] = []
     for index, plan in enumerate(body.plans):
         if isinstance(plan, CustomPlanIn):
@@ -173,6 +177,23 @@ def _plans(session: Session, body: ScenarioBody, snapshots: SnapshotCache) -> li
         else:
             plans.append(_recommended_plan(session, body, plan, index, snapshots))
     return plans
+
+
+def check_recommended_models(bodies: Sequence[ScenarioBody]) -> None:
+    """Each model of a recommended plan is one recommendation over the whole catalog: one request
+    (an evaluation, or a comparison of several scenarios) plans at most `MAX_MODELS` of them in
+    all, as one recommendation request does."""
+    planned = sum(
+        len(plan.workload.model_ids)
+        for body in bodies
+        for plan in body.plans
+        if isinstance(plan, RecommendedPlanIn)
+    )
+    if planned > MAX_MODELS:
+        raise InvalidInput(
+            "body.plans",
+            f"the recommended plans name {planned} models in all; at most {MAX_MODELS} per request",
+        )
 
 
 def _recommended_plan(
@@ -203,6 +224,15 @@ class Analyses:
 
 
 def run_analyses(scenario: finance.Scenario, evaluation: finance.Evaluation, request: AnalysesIn) -> Analyses:
+    if request.monte_carlo is not None:
+        cells = request.monte_carlo.samples * len(scenario.plans) * scenario.horizon_months
+        if cells > MAX_MONTE_CARLO_CELLS:
+            raise InvalidInput(
+                "body.monte_carlo.samples",
+                f"{request.monte_carlo.samples} samples x {len(scenario.plans)} plans x "
+                f"{scenario.horizon_months} months = {cells:,} evaluations; at most "
+                f"{MAX_MONTE_CARLO_CELLS:,} per request: take fewer samples",
+            )
     return Analyses(
         scenario=scenario,
         evaluation=evaluation,
@@ -335,6 +365,7 @@ def compare_scenarios(
     session: Session, bodies: Sequence[tuple[str, ScenarioBody]], snapshots: SnapshotCache
 ) -> dict[str, Any]:
     """Every plan of every scenario side by side, deltas against the first."""
+    check_recommended_models([body for _, body in bodies])
     results: list[finance.PlanResult] = []
     labels: list[str] = []
     for label, body in bodies:

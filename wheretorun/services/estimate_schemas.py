@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
+
+from wheretorun.bounds import MAX_ACCELERATORS, MAX_CONTEXT_TOKENS, MAX_TOTAL_TOKENS, Id, Text
 
 __all__ = [
     "AcceleratorSpecIn",
@@ -15,8 +17,33 @@ __all__ = [
     "TrainingEstimateRead",
 ]
 
-PositiveInt = Annotated[int, Field(ge=1)]
-Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+
+def _whole(low: int, high: int, description: str | None = None) -> Any:
+    """A strict integer field in [low, high] (`true` is not 1)."""
+    return Field(ge=low, le=high, description=description)
+
+
+def _number(low: float, high: float, *, low_open: bool = False) -> Any:
+    """A finite number in [low, high] (or (low, high] with `low_open`)."""
+    if low_open:
+        return Field(gt=low, le=high, allow_inf_nan=False)
+    return Field(ge=low, le=high, allow_inf_nan=False)
+
+
+# Architecture bounds: ~10x the largest published model of each figure (GPT-style decoders up to
+# Llama 3.1 405B: 126 layers, hidden 16,384, 128 heads; DeepSeek-V3: 256 experts, vocab 129,280;
+# Gemma 3: vocab 262,144; context: MAX_CONTEXT_TOKENS), so shapes stay within float range.
+Layers = Annotated[StrictInt, _whole(1, 2_000)]
+Width = Annotated[StrictInt, _whole(1, 1_000_000)]
+Heads = Annotated[StrictInt, _whole(1, 10_000)]
+Experts = Annotated[StrictInt, _whole(1, 10_000)]
+ParamsB = Annotated[float, _number(0.0, 100_000.0, low_open=True)]  # 100T: ~50x the largest (2T)
+Tokens = Annotated[StrictInt, _whole(1, MAX_CONTEXT_TOKENS)]
+AcceleratorCount = Annotated[StrictInt, _whole(1, MAX_ACCELERATORS)]
+Parallel = Annotated[StrictInt, _whole(1, 100_000)]  # a group larger than any cluster's nodes x 8
+# Latency targets: 0.01 ms (below any measured time per output token; the fastest published
+# decoders reach ~0.4 ms per token) to one hour.
+LatencyMs = Annotated[float, _number(0.01, 3_600_000.0)]
 
 
 class StrictBody(BaseModel):
@@ -26,61 +53,74 @@ class StrictBody(BaseModel):
 class ModelArchitectureIn(StrictBody):
     """An architecture given inline, for a model the catalog does not have."""
 
-    name: str = "custom"
-    total_params_b: Positive
-    active_params_b: Positive | None = Field(None, description="MoE: parameters used per token.")
-    layers: int = Field(description="Decoder layers (at least 1).")
-    hidden_size: int
-    intermediate_size: int | None = None
-    attention_heads: int
-    kv_heads: int = Field(description="KV heads (GQA/MQA); must divide attention_heads.")
-    head_dim: int
-    vocab_size: int
-    max_context: int
-    experts: int = 1
-    experts_per_token: int = 1
-    attention: Literal["standard", "mla"] = "standard"
-    kv_elements_per_layer: int | None = Field(None, description="MLA: cached elements per token per layer.")
-    sliding_window: int | None = None
-    sliding_window_layers: int = 0
+    name: Text = "custom"
+    total_params_b: ParamsB
+    active_params_b: ParamsB | None = Field(None, description="MoE: parameters used per token.")
+    layers: Layers = Field(description="Decoder layers (at least 1).")
+    hidden_size: Width
+    intermediate_size: Width | None = None
+    attention_heads: Heads
+    kv_heads: Heads = Field(description="KV heads (GQA/MQA); must divide attention_heads.")
+    head_dim: Annotated[StrictInt, _whole(1, 100_000)]
+    vocab_size: Annotated[StrictInt, _whole(1, 10_000_000)]
+    max_context: Annotated[StrictInt, _whole(1, MAX_CONTEXT_TOKENS)]
+    experts: Experts = 1
+    experts_per_token: Experts = 1
+    attention: Literal["standard", "mla"] = Field(
+        "standard", description="mla (DeepSeek-V2/V3) needs `kv_elements_per_layer`."
+    )
+    kv_elements_per_layer: Width | None = Field(
+        None, description="MLA: cached elements per token per layer (576 for DeepSeek-V3)."
+    )
+    sliding_window: Annotated[StrictInt, _whole(1, MAX_CONTEXT_TOKENS)] | None = None
+    sliding_window_layers: Annotated[StrictInt, _whole(0, 2_000)] = 0
     tied_embeddings: bool = False
 
 
 class AcceleratorSpecIn(StrictBody):
-    """An accelerator given inline, for hardware the catalog does not have."""
+    """An accelerator given inline, for hardware the catalog does not have.
 
-    name: str = "custom"
-    memory_gb: Positive
-    memory_bandwidth_gb_s: Positive
-    family: str = Field("unknown", description="Chip architecture (hopper, ada, ...); selects efficiencies.")
+    Bounds: from below any accelerator sold (1 GB, 1 GB/s, 0.001 TFLOPS) to ~5x a whole Cerebras
+    WSE-3 wafer (44 GB on-chip memory, 21 PB/s, 125 PFLOPS sparse FP16, 23 kW; cerebras.ai, 2024),
+    the largest single accelerator; memory up to 100 TB covers unified-memory systems."""
+
+    name: Text = "custom"
+    memory_gb: Annotated[float, _number(0.001, 100_000.0)]
+    memory_bandwidth_gb_s: Annotated[float, _number(1.0, 100_000_000.0)]
+    family: Text = Field("unknown", description="Chip architecture (hopper, ada, ...); selects efficiencies.")
     memory_kind: Literal["hbm", "gddr", "unified"]
-    bf16_tflops: Positive | None = None
-    fp8_tflops: Positive | None = None
-    int8_tops: Positive | None = None
-    fp32_tflops: Positive | None = None
-    tdp_w: Positive | None = None
-    interconnect_gb_s: Positive | None = None
-    usable_memory_fraction: float = Field(1.0, gt=0, le=1)
+    bf16_tflops: Annotated[float, _number(0.001, 1_000_000.0)] | None = None
+    fp8_tflops: Annotated[float, _number(0.001, 1_000_000.0)] | None = None
+    int8_tops: Annotated[float, _number(0.001, 1_000_000.0)] | None = None
+    fp32_tflops: Annotated[float, _number(0.001, 1_000_000.0)] | None = None
+    tdp_w: Annotated[float, _number(1.0, 100_000.0)] | None = None
+    interconnect_gb_s: Annotated[float, _number(0.1, 100_000_000.0)] | None = None
+    usable_memory_fraction: float = Field(1.0, gt=0, le=1, allow_inf_nan=False)
 
 
 ModelRef = Annotated[
-    str | ModelArchitectureIn, Field(description="A catalog model id, or an architecture object.")
+    Id | ModelArchitectureIn, Field(description="A catalog model id, or an architecture object.")
 ]
 AcceleratorRef = Annotated[
-    str | AcceleratorSpecIn, Field(description="A catalog accelerator id or alias, or a spec object.")
+    Id | AcceleratorSpecIn, Field(description="A catalog accelerator id or alias, or a spec object.")
 ]
 Engine = Literal["vllm", "tensorrt-llm", "sglang", "tgi", "llama.cpp"]
 
 
 class CpuOffloadIn(StrictBody):
-    host_memory_bandwidth_gb_s: Positive = Field(description="Host RAM bandwidth of the machine, GB/s.")
-    gpu_layers: int | None = Field(None, ge=0, description="Layers kept on the GPU; default: as many as fit.")
+    # Host RAM: 1 GB/s (below single-channel DDR3) to 10 TB/s (~15x a 12-channel DDR5 server socket).
+    host_memory_bandwidth_gb_s: Annotated[float, _number(1.0, 10_000.0)] = Field(
+        description="Host RAM bandwidth of the machine, GB/s."
+    )
+    gpu_layers: Annotated[StrictInt, _whole(0, 2_000)] | None = Field(
+        None, description="Layers kept on the GPU, at most the model's layers; default: as many as fit."
+    )
 
 
 class SpeculativeIn(StrictBody):
     draft_model: ModelRef
-    draft_tokens: PositiveInt = 4
-    acceptance_rate: float = Field(ge=0, lt=1)
+    draft_tokens: Annotated[StrictInt, _whole(1, 64)] = 4  # drafts longer than ~10 tokens are rare
+    acceptance_rate: float = Field(ge=0, lt=1, allow_inf_nan=False)
 
 
 class InferenceEstimateCreate(StrictBody):
@@ -105,19 +145,20 @@ class InferenceEstimateCreate(StrictBody):
 
     model: ModelRef
     accelerator: AcceleratorRef
-    accelerator_count: PositiveInt = 1
-    weight_precision: str = Field(
+    accelerator_count: AcceleratorCount = 1
+    weight_precision: Text = Field(
         "bf16", description="fp32, bf16, fp16, fp8, int8, int4, awq-int4, gguf-q4_k_m, ..."
     )
-    kv_cache_precision: str = "bf16"
+    kv_cache_precision: Text = "bf16"
     engine: Engine = "vllm"
-    input_tokens: PositiveInt = 1024
-    output_tokens: PositiveInt = 256
-    concurrency: PositiveInt = 1
-    tensor_parallel: PositiveInt | None = Field(None, description="Default: every accelerator of a stage.")
-    pipeline_parallel: PositiveInt = 1
-    ttft_target_ms: Positive | None = None
-    tpot_target_ms: Positive | None = None
+    input_tokens: Tokens = 1024
+    output_tokens: Tokens = 256
+    # Concurrent sequences: ~10x what the largest deployments batch per replica (thousands).
+    concurrency: Annotated[StrictInt, _whole(1, 1_000_000)] = 1
+    tensor_parallel: Parallel | None = Field(None, description="Default: every accelerator of a stage.")
+    pipeline_parallel: Parallel = 1
+    ttft_target_ms: LatencyMs | None = None
+    tpot_target_ms: LatencyMs | None = None
     speculative: SpeculativeIn | None = None
     cpu_offload: CpuOffloadIn | None = None
 
@@ -142,18 +183,22 @@ class TrainingEstimateCreate(StrictBody):
 
     model: ModelRef
     accelerator: AcceleratorRef
-    accelerator_count: PositiveInt = 8
+    accelerator_count: AcceleratorCount = 8
     method: Literal["full", "lora", "qlora"] = "full"
-    precision: str = Field("bf16", description="Compute precision: bf16, fp16, fp8 or fp32.")
-    tokens: Positive = Field(description="Tokens processed in total (dataset tokens x epochs).")
-    sequence_length: PositiveInt = 2048
-    micro_batch_size: PositiveInt = 1
-    zero_stage: int = Field(3, ge=0, le=3)
+    precision: Text = Field("bf16", description="Compute precision: bf16, fp16, fp8 or fp32.")
+    tokens: Annotated[float, _number(1.0, MAX_TOTAL_TOKENS)] = Field(
+        description="Tokens processed in total (dataset tokens x epochs)."
+    )
+    sequence_length: Tokens = 2048
+    micro_batch_size: Annotated[StrictInt, _whole(1, 100_000)] = 1
+    zero_stage: Annotated[StrictInt, _whole(0, 3)] = 3
     activation_checkpointing: bool = False
-    lora_rank: PositiveInt = 16
-    tensor_parallel: PositiveInt = 1
-    accelerators_per_node: PositiveInt = 8
-    internode_bandwidth_gb_s: Positive | None = None
+    lora_rank: Annotated[StrictInt, _whole(1, 100_000)] = 16
+    tensor_parallel: Parallel = 1
+    accelerators_per_node: Annotated[StrictInt, _whole(1, 1_000)] = 8  # GB200 NVL72 racks: 72
+    # Scale-out network per accelerator: 0.1 GB/s (below 1 Gb/s Ethernet) to 100 TB/s (~1,000x
+    # 800 Gb/s InfiniBand XDR).
+    internode_bandwidth_gb_s: Annotated[float, _number(0.1, 100_000.0)] | None = None
 
 
 class MemoryRead(BaseModel):

@@ -5,8 +5,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
+from wheretorun.bounds import (
+    MAX_CONTEXT_TOKENS,
+    MAX_HORIZON_MONTHS,
+    MAX_MODELS,
+    MAX_REQUESTS_PER_DAY,
+    MAX_TOTAL_GROWTH,
+    MAX_TOTAL_TOKENS,
+    Id,
+    Name,
+    NameList,
+    distinct,
+)
 from wheretorun.fields import UtcDateTime
 
 __all__ = [
@@ -18,20 +30,65 @@ __all__ = [
     "TrainingWorkloadIn",
 ]
 
-NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 OptionName = Literal["hosted_api", "cloud", "owned", "local", "hybrid"]
+
+
+def _number(
+    low: float,
+    high: float,
+    *,
+    low_open: bool = False,
+    default: float | None = None,
+    description: str | None = None,
+) -> Any:
+    """A finite number in [low, high] (or (low, high] with `low_open`); required unless `default`."""
+    value: Any = ... if default is None else default
+    if low_open:
+        return Field(value, gt=low, le=high, allow_inf_nan=False, description=description)
+    return Field(value, ge=low, le=high, allow_inf_nan=False, description=description)
+
+
+Tokens = Annotated[StrictInt, Field(ge=1, le=MAX_CONTEXT_TOKENS)]
+TotalTokens = Annotated[float, _number(0.0, MAX_TOTAL_TOKENS)]
+# A deadline: 0.01 h (36 s; no batch or training job finishes faster) to 10 years.
+DeadlineHours = Annotated[float, _number(0.01, 87_600.0)]
+# Latency targets: 0.01 ms (below any measured time per output token) to one hour.
+LatencyMs = Annotated[float, _number(0.01, 3_600_000.0)]
 
 
 class Body(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _given(name: str, kind: str) -> dict[str, Any]:
+    """JSON Schema: property `name` is present and not null (a JSON `kind`)."""
+    return {"required": [name], "properties": {name: {"type": kind}}}
+
+
+def _exactly_one(first: tuple[str, str], second: tuple[str, str]) -> dict[str, Any]:
+    """JSON Schema for "exactly one of these two (name, JSON type) is given", as the validators
+    below check it (null counts as not given)."""
+    return {"oneOf": [_given(*first), _given(*second)]}
+
+
+def _not_both(first: tuple[str, str], second: tuple[str, str]) -> dict[str, Any]:
+    """JSON Schema for "not both of these are given"."""
+    return {"not": {"allOf": [_given(*first), _given(*second)]}}
+
+
+_MODEL_OR_MODELS = _exactly_one(("model", "string"), ("models", "array"))
+
+
 class ModelChoice(Body):
     """`model` for one model, or `models` for a set of acceptable ones (best first)."""
 
-    model: str | None = Field(None, description="A catalog model id (open or hosted).")
-    models: list[str] | None = Field(None, min_length=1, description="Acceptable catalog models, best first.")
+    model: Id | None = Field(None, description="A catalog model id (open or hosted).")
+    models: Annotated[list[Id], AfterValidator(distinct)] | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_MODELS,
+        description=f"Acceptable catalog models, best first (at most {MAX_MODELS}; repeats are dropped).",
+    )
 
     @model_validator(mode="after")
     def _one_way_to_name_models(self) -> ModelChoice:
@@ -45,23 +102,47 @@ class ModelChoice(Body):
 
 
 class InferenceWorkloadIn(ModelChoice):
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={
+            "allOf": [
+                _MODEL_OR_MODELS,
+                _exactly_one(("requests_per_day", "number"), ("requests_per_second", "number")),
+                _not_both(("tpot_ms", "number"), ("tokens_per_s_per_user", "number")),
+            ]
+        },
+    )
+
     kind: Literal["inference"]
-    requests_per_day: NonNegative | None = None
-    requests_per_second: NonNegative | None = None
-    input_tokens: int = Field(ge=1, description="Average input tokens per request.")
-    cached_input_tokens: int = Field(0, ge=0, description="Of the input, tokens served from a prompt cache.")
-    output_tokens: int = Field(ge=1, description="Average output tokens per request.")
-    peak_to_average: float = Field(1.0, ge=1, allow_inf_nan=False)
-    hourly_profile: list[NonNegative] | None = Field(
+    requests_per_day: Annotated[float, _number(0.0, MAX_REQUESTS_PER_DAY)] | None = None
+    requests_per_second: Annotated[float, _number(0.0, MAX_REQUESTS_PER_DAY / 86_400)] | None = None
+    input_tokens: Tokens = Field(description="Average input tokens per request.")
+    cached_input_tokens: Annotated[StrictInt, Field(ge=0, le=MAX_CONTEXT_TOKENS)] = Field(
+        0, description="Of the input, tokens served from a prompt cache."
+    )
+    output_tokens: Tokens = Field(description="Average output tokens per request.")
+    # The busiest hour against the average: 1,000 is a service idle but for one burst a day.
+    peak_to_average: float = _number(1.0, 1_000.0, default=1.0)
+    hourly_profile: list[Annotated[float, _number(0.0, 1e9)]] | None = Field(
         None, min_length=24, max_length=24, description="24 relative loads, hour 0 to 23 (any scale)."
     )
-    growth_per_month: float = Field(0.0, gt=-1, allow_inf_nan=False, description="0.05 = +5% a month.")
-    ttft_ms: Positive | None = None
-    tpot_ms: Positive | None = None
-    tokens_per_s_per_user: Positive | None = Field(
+    # -99% to +100% a month (doubling every month); over the horizon see MAX_TOTAL_GROWTH.
+    growth_per_month: float = _number(
+        -0.99,
+        1.0,
+        default=0.0,
+        description="0.05 = +5% a month, compounded; the last month's traffic may be at most "
+        f"{MAX_TOTAL_GROWTH:.0e} times the first's.",
+    )
+    ttft_ms: LatencyMs | None = None
+    tpot_ms: LatencyMs | None = None
+    tokens_per_s_per_user: Annotated[float, _number(0.001, 100_000.0)] | None = Field(
         None, description="Alternative to tpot_ms: 1000 / tpot_ms."
     )
-    redundancy: int = Field(0, ge=0, le=16, description="Spare replicas for failures (N+1 = 1).")
+    redundancy: Annotated[StrictInt, Field(ge=0, le=16)] = Field(
+        0, description="Spare replicas for failures (N+1 = 1)."
+    )
 
     @model_validator(mode="after")
     def _one_traffic_figure(self) -> InferenceWorkloadIn:
@@ -87,30 +168,47 @@ class InferenceWorkloadIn(ModelChoice):
 
 
 class BatchWorkloadIn(ModelChoice):
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=_MODEL_OR_MODELS)
+
     kind: Literal["batch"]
-    input_tokens_total: NonNegative
-    output_tokens_total: NonNegative
-    deadline_hours: Positive
-    input_tokens_per_request: int = Field(1024, ge=1)
-    output_tokens_per_request: int = Field(256, ge=1)
+    input_tokens_total: TotalTokens
+    output_tokens_total: TotalTokens
+    deadline_hours: DeadlineHours
+    input_tokens_per_request: Tokens = 1024
+    output_tokens_per_request: Tokens = 256
 
 
 class TrainingWorkloadIn(Body):
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        json_schema_extra=_exactly_one(("tokens", "number"), ("dataset_tokens", "number")),
+    )
+
     kind: Literal["training"]
-    model: str
+    model: Id
     method: Literal["full", "lora", "qlora"] = "full"
-    tokens: Positive | None = Field(None, description="Tokens per run, epochs included.")
-    dataset_tokens: Positive | None = Field(None, description="Alternative to `tokens`: with `epochs`.")
-    epochs: Positive = 1.0
-    deadline_hours: Positive | None = None
-    runs_per_year: Positive = 1.0
-    sequence_length: int = Field(2048, ge=1)
+    tokens: Annotated[float, _number(1.0, MAX_TOTAL_TOKENS)] | None = Field(
+        None, description="Tokens per run, epochs included."
+    )
+    dataset_tokens: Annotated[float, _number(1.0, MAX_TOTAL_TOKENS)] | None = Field(
+        None, description="Alternative to `tokens`: with `epochs` (their product at most 1e15)."
+    )
+    epochs: float = _number(0.0, 1_000.0, low_open=True, default=1.0)
+    deadline_hours: DeadlineHours | None = None
+    # At most one run an hour, every hour of the year.
+    runs_per_year: float = _number(0.0, 8_760.0, low_open=True, default=1.0)
+    sequence_length: Tokens = 2048
 
     @model_validator(mode="after")
     def _one_token_figure(self) -> TrainingWorkloadIn:
         if (self.tokens is None) == (self.dataset_tokens is None):
             raise ValueError("give either `tokens` or `dataset_tokens` (with `epochs`)")
         return self
+
+    @property
+    def model_ids(self) -> tuple[str, ...]:
+        return (self.model,)
 
     @property
     def tokens_per_run(self) -> float:
@@ -121,20 +219,23 @@ WorkloadIn = Annotated[
     InferenceWorkloadIn | BatchWorkloadIn | TrainingWorkloadIn, Field(discriminator="kind")
 ]
 
+# Budgets: $10^12 a month or of capex is about the yearly capital spending of all hyperscalers.
+UsdBudget = Annotated[float, _number(0.0, 1e12)]
+
 
 class ConstraintsIn(Body):
     on_premises_only: bool = Field(False, description="Data must stay on premises: owned or local only.")
-    allowed_providers: list[str] = []
-    excluded_providers: list[str] = []
-    allowed_regions: list[str] = []
-    allowed_accelerators: list[str] = Field([], description="Accelerator ids or aliases.")
-    excluded_accelerators: list[str] = Field([], description="Accelerator ids or aliases.")
-    allowed_options: list[OptionName] = []
-    min_precision: str | None = Field(
+    allowed_providers: NameList = []
+    excluded_providers: NameList = []
+    allowed_regions: NameList = []
+    allowed_accelerators: NameList = Field([], description="Accelerator ids or aliases.")
+    excluded_accelerators: NameList = Field([], description="Accelerator ids or aliases.")
+    allowed_options: Annotated[list[OptionName], AfterValidator(distinct)] = Field([], max_length=5)
+    min_precision: Name | None = Field(
         None, description="Lowest weight precision allowed, e.g. fp8 (no int4)."
     )
-    max_usd_per_month: NonNegative | None = None
-    max_capex_usd: NonNegative | None = None
+    max_usd_per_month: UsdBudget | None = None
+    max_capex_usd: UsdBudget | None = None
     include_suspect_prices: bool = Field(
         False,
         description="Also plan with prices the catalog flags as suspect (far below the other providers of "
@@ -144,52 +245,59 @@ class ConstraintsIn(Body):
 
 
 class ReservedDiscountIn(Body):
-    one_year: float = Field(ge=0, lt=1)
-    three_year: float = Field(ge=0, lt=1)
+    one_year: float = Field(ge=0, lt=1, allow_inf_nan=False)
+    three_year: float = Field(ge=0, lt=1, allow_inf_nan=False)
+
+
+Fraction = Annotated[float, _number(0.0, 1.0)]
+StaffUsdPerMonth = Annotated[float, _number(0.0, 10_000_000.0)]
 
 
 class AssumptionsIn(Body):
     """Overrides of the money model's defaults; every default and its source is listed at
-    `GET /v1/recommendations/assumptions`. Fractions are 0-1 (0.08 = 8%)."""
+    `GET /v1/recommendations/assumptions`. Fractions are 0-1 (0.08 = 8%). The bounds are the
+    engine's (`engine/assumptions.py`)."""
 
-    horizon_months: int | None = None
-    hours_per_month: float | None = None
-    electricity_usd_per_kwh: float | None = None
-    pue: float | None = None
-    colocation_usd_per_kw_month: float | None = None
-    server_overhead_fraction: float | None = None
-    cluster_network_fraction: float | None = None
-    depreciation_years: float | None = None
-    residual_value_fraction: float | None = None
-    cost_of_capital_annual: float | None = None
-    maintenance_fraction_annual: float | None = None
-    operations_staff_usd_per_month: float | None = None
-    cloud_staff_usd_per_month: float | None = None
-    hosted_staff_usd_per_month: float | None = None
-    staff_usd_per_fte_month: float | None = None
-    accelerators_per_staff_fte: float | None = None
-    target_utilisation: float | None = None
-    spot_interruption_overhead: float | None = None
-    reserved_1y_discount: float | None = Field(
+    horizon_months: Annotated[StrictInt, Field(ge=1, le=MAX_HORIZON_MONTHS)] | None = None
+    hours_per_month: Annotated[float, _number(0.0, 744.0, low_open=True)] | None = None
+    electricity_usd_per_kwh: Annotated[float, _number(0.0, 10.0)] | None = None
+    pue: Annotated[float, _number(1.0, 3.0)] | None = None
+    colocation_usd_per_kw_month: Annotated[float, _number(0.0, 10_000.0)] | None = None
+    server_overhead_fraction: Annotated[float, _number(0.0, 10.0)] | None = None
+    cluster_network_fraction: Annotated[float, _number(0.0, 0.9)] | None = None
+    depreciation_years: Annotated[float, _number(0.0, 20.0, low_open=True)] | None = None
+    residual_value_fraction: Fraction | None = None
+    cost_of_capital_annual: Fraction | None = None
+    maintenance_fraction_annual: Fraction | None = None
+    operations_staff_usd_per_month: StaffUsdPerMonth | None = None
+    cloud_staff_usd_per_month: StaffUsdPerMonth | None = None
+    hosted_staff_usd_per_month: StaffUsdPerMonth | None = None
+    staff_usd_per_fte_month: StaffUsdPerMonth | None = None
+    accelerators_per_staff_fte: Annotated[float, _number(1.0, 1_000_000.0)] | None = None
+    target_utilisation: Annotated[float, _number(0.0, 1.0, low_open=True)] | None = None
+    spot_interruption_overhead: Annotated[float, _number(0.0, 5.0)] | None = None
+    reserved_1y_discount: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] | None = Field(
         None, description="Your own 1-year discount for every provider (else the catalog's commitment terms)."
     )
-    reserved_3y_discount: float | None = Field(
+    reserved_3y_discount: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] | None = Field(
         None, description="Your own 3-year discount for every provider (else the catalog's commitment terms)."
     )
-    reserved_discounts_by_provider: dict[str, ReservedDiscountIn] | None = Field(
+    reserved_discounts_by_provider: dict[Name, ReservedDiscountIn] | None = Field(
         None,
+        max_length=50,
         description="Your own (negotiated) 1- and 3-year discounts per provider; they take precedence over "
         "the catalog's commitment terms and are labelled as yours.",
     )
-    hardware_lead_time_months: int | None = None
-    base_server_power_w: float | None = None
-    training_gpu_power_fraction: float | None = None
+    hardware_lead_time_months: Annotated[StrictInt, Field(ge=0, le=60)] | None = None
+    base_server_power_w: Annotated[float, _number(0.0, 100_000.0)] | None = None
+    training_gpu_power_fraction: Annotated[float, _number(0.0, 1.0, low_open=True)] | None = None
     serving_engine: Literal["vllm", "tensorrt-llm", "sglang", "tgi", "llama.cpp"] | None = None
-    accelerators_per_sxm_server: int | None = None
-    accelerators_per_pcie_server: int | None = None
-    max_accelerators_per_job: int | None = None
-    hosted_batch_completion_hours: float | None = None
-    host_vm_usd_per_accelerator_hour: float | None = None
+    accelerators_per_sxm_server: Annotated[StrictInt, Field(ge=1, le=64)] | None = None
+    accelerators_per_pcie_server: Annotated[StrictInt, Field(ge=1, le=64)] | None = None
+    # A job spans at most the largest cluster reported (xAI Colossus, 200,000 GPUs).
+    max_accelerators_per_job: Annotated[StrictInt, Field(ge=1, le=200_000)] | None = None
+    hosted_batch_completion_hours: Annotated[float, _number(0.01, 8_760.0)] | None = None
+    host_vm_usd_per_accelerator_hour: Annotated[float, _number(0.0, 1_000.0)] | None = None
 
 
 # Literal copies of examples/chat-assistant-70b.yaml, nightly-batch-summaries.yaml and
@@ -238,7 +346,12 @@ _RECOMMENDATION_EXAMPLES: list[dict[str, Any]] = [
 
 class RecommendationCreate(Body):
     model_config = ConfigDict(
-        extra="forbid", frozen=True, json_schema_extra={"examples": [*_RECOMMENDATION_EXAMPLES]}
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={
+            "examples": [*_RECOMMENDATION_EXAMPLES],
+            **_not_both(("as_of", "string"), ("catalog_version", "integer")),
+        },
     )
 
     workload: WorkloadIn

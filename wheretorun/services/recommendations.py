@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from wheretorun import engine
+from wheretorun.bounds import check_total_growth
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.recommend import recommend
 from wheretorun.engine.recommendation import Recommendation
@@ -188,6 +189,10 @@ def run_recommendation(
         engine_constraints(session, constraints, f"{prefix}.constraints"),
         engine_assumptions(assumptions, prefix),
     )
+    if isinstance(workload, InferenceWorkloadIn):
+        check_total_growth(
+            workload.growth_per_month, engine_inputs[2].horizon_months, f"{prefix}.workload.growth_per_month"
+        )
     snapshot = snapshots.get(session, as_of)
     _check_models(engine_inputs[0], snapshot.models, f"{prefix}.workload")
     return engine_call(prefix, lambda: recommend(*engine_inputs, snapshot))

@@ -20,6 +20,7 @@ from wheretorun.api.admin_schemas import (
 )
 from wheretorun.api.deps import AdminKey, ClockDep, FetcherDep, ReadKey, SessionDep, SettingsDep, WriteKey
 from wheretorun.api.schemas import PageRead, RowId
+from wheretorun.bounds import NO_NUL
 from wheretorun.errors import InvalidInput, PayloadTooLarge
 from wheretorun.fields import SAFE_INT_MAX
 from wheretorun.pricing import imports, overrides
@@ -185,7 +186,9 @@ def start_import(
 def list_imports(
     _actor: ReadKey,
     session: SessionDep,
-    status: Annotated[str | None, Query(description="applied, unchanged, not_modified or held.")] = None,
+    status: Annotated[
+        str | None, Query(pattern=NO_NUL, description="applied, unchanged, not_modified or held.")
+    ] = None,
     limit: Limit = 50,
     offset: Offset = 0,
 ) -> PageRead[ImportRead]:
@@ -258,7 +261,9 @@ def end_override(actor: WriteKey, session: SessionDep, clock: ClockDep, override
 def list_audit(
     _actor: AdminKey,
     session: SessionDep,
-    action: Annotated[str | None, Query(description="e.g. import.applied, override.create")] = None,
+    action: Annotated[
+        str | None, Query(pattern=NO_NUL, description="e.g. import.applied, override.create")
+    ] = None,
     limit: Limit = 50,
     offset: Offset = 0,
 ) -> PageRead[AuditEntryRead]:

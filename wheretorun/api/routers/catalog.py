@@ -14,6 +14,7 @@ from wheretorun.api.presenters import accelerator_reads, api_price_read, cloud_o
 from wheretorun.api.schemas import (
     AcceleratorRead,
     ApiPriceRead,
+    CatalogId,
     CatalogRead,
     CatalogVersionRead,
     CloudOfferRead,
@@ -22,7 +23,9 @@ from wheretorun.api.schemas import (
     PageRead,
     PricedPageRead,
     RowId,
+    TextQuery,
 )
+from wheretorun.bounds import NO_NUL
 from wheretorun.errors import InvalidInput
 from wheretorun.fields import SAFE_INT_MAX, UtcDateTime
 from wheretorun.pricing import repositories as repo
@@ -59,7 +62,12 @@ CatalogVersionQuery = Annotated[
 
 def _sort(allowed: dict[str, Any]) -> Any:
     names = ", ".join(sorted(allowed))
-    return Query(None, description=f"Column to sort by, `-` in front for descending: {names}.")
+    return Query(
+        None,
+        max_length=100,
+        pattern=NO_NUL,
+        description=f"Column to sort by, `-` in front for descending: {names}.",
+    )
 
 
 def _aware(moment: dt.datetime | None) -> dt.datetime | None:
@@ -77,10 +85,12 @@ def _aware(moment: dt.datetime | None) -> dt.datetime | None:
 )
 def list_accelerators(
     session: SessionDep,
-    vendor: str | None = None,
+    vendor: TextQuery = None,
     kind: Literal["datacenter", "workstation", "consumer", "tpu", "other"] | None = None,
     min_memory_gb: Annotated[float | None, Query(ge=0)] = None,
-    q: Annotated[str | None, Query(description="Part of the name or of any alias.", max_length=100)] = None,
+    q: Annotated[
+        str | None, Query(pattern=NO_NUL, description="Part of the name or of any alias.", max_length=100)
+    ] = None,
     as_of: AsOf = None,
     catalog_version: CatalogVersionQuery = None,
     sort: str | None = _sort(repo.ACCELERATOR_SORTS),
@@ -107,7 +117,7 @@ def list_accelerators(
     response_model=AcceleratorRead,
     responses=NOT_FOUND,
 )
-def get_accelerator(session: SessionDep, accelerator_id: str) -> AcceleratorRead:
+def get_accelerator(session: SessionDep, accelerator_id: CatalogId) -> AcceleratorRead:
     """An accelerator by its id or by any spelling a source uses (`A100-80GB`, `NVIDIA A100 SXM4 80 GB`)."""
     return accelerator_reads(session, [repo.get_accelerator(session, accelerator_id)])[0]
 
@@ -115,9 +125,9 @@ def get_accelerator(session: SessionDep, accelerator_id: str) -> AcceleratorRead
 @router.get("/models", operation_id="list_models", response_model=PageRead[ModelRead], responses=INVALID)
 def list_models(
     session: SessionDep,
-    family: str | None = None,
+    family: TextQuery = None,
     open_weights: bool | None = None,
-    q: Annotated[str | None, Query(max_length=100)] = None,
+    q: Annotated[str | None, Query(pattern=NO_NUL, max_length=100)] = None,
     min_params_b: Annotated[float | None, Query(ge=0)] = None,
     max_params_b: Annotated[float | None, Query(ge=0)] = None,
     sort: str | None = _sort(repo.MODEL_SORTS),
@@ -133,7 +143,7 @@ def list_models(
 
 
 @router.get("/models/{model_id}", operation_id="get_model", response_model=ModelRead, responses=NOT_FOUND)
-def get_model(session: SessionDep, model_id: str) -> ModelRead:
+def get_model(session: SessionDep, model_id: CatalogId) -> ModelRead:
     return model_reads(session, [repo.get_model(session, model_id)])[0]
 
 
@@ -146,9 +156,11 @@ def get_model(session: SessionDep, model_id: str) -> ModelRead:
 def list_cloud_offers(
     session: SessionDep,
     clock: ClockDep,
-    provider: str | None = None,
-    region: str | None = None,
-    accelerator: Annotated[str | None, Query(description="Accelerator id or any alias.")] = None,
+    provider: TextQuery = None,
+    region: TextQuery = None,
+    accelerator: Annotated[
+        str | None, Query(pattern=NO_NUL, description="Accelerator id or any alias.")
+    ] = None,
     min_memory_gb: Annotated[float | None, Query(ge=0, description="Per accelerator.")] = None,
     min_accelerator_count: Annotated[Decimal | None, Query(ge=0, le=MAX_FILTER_AMOUNT)] = None,
     pricing_mode: Annotated[
@@ -220,12 +232,15 @@ def get_cloud_offer(session: SessionDep, clock: ClockDep, offer_id: RowId) -> Cl
 def list_api_prices(
     session: SessionDep,
     clock: ClockDep,
-    provider: str | None = None,
+    provider: TextQuery = None,
     model: Annotated[
         str | None,
-        Query(description="A catalog model id (the open model served) or part of a hosted model id."),
+        Query(
+            pattern=NO_NUL,
+            description="A catalog model id (the open model served) or part of a hosted model id.",
+        ),
     ] = None,
-    mode: str | None = None,
+    mode: TextQuery = None,
     max_input_usd_per_million_tokens: Annotated[Decimal | None, Query(ge=0, le=MAX_FILTER_AMOUNT)] = None,
     max_output_usd_per_million_tokens: Annotated[Decimal | None, Query(ge=0, le=MAX_FILTER_AMOUNT)] = None,
     include_suspect: Annotated[
@@ -277,7 +292,9 @@ def get_api_price(session: SessionDep, clock: ClockDep, price_id: RowId) -> ApiP
 )
 def list_energy_prices(
     session: SessionDep,
-    region: Annotated[str | None, Query(description="Part of the region name.", max_length=100)] = None,
+    region: Annotated[
+        str | None, Query(pattern=NO_NUL, description="Part of the region name.", max_length=100)
+    ] = None,
     as_of: AsOf = None,
     catalog_version: CatalogVersionQuery = None,
     sort: str | None = _sort(repo.ENERGY_PRICE_SORTS),

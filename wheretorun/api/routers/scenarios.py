@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query, Request, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt
 
 from wheretorun.api.deps import SessionDep
-from wheretorun.api.schemas import PageRead, RowId
+from wheretorun.api.schemas import PageRead, RowId, TextQuery
+from wheretorun.bounds import NO_NUL, distinct
 from wheretorun.errors import InvalidInput
 from wheretorun.fields import SAFE_INT_MAX, SAFE_INT_MIN
 from wheretorun.pricing.repositories import PageRequest
@@ -65,6 +66,9 @@ class AnalysisRequest(AnalysesIn):
     )
 
 
+MAX_COMPARED = 10  # scenarios side by side (of each kind): more is no longer a table one can read
+
+
 class CompareRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -79,15 +83,21 @@ class CompareRequest(BaseModel):
         },
     )
 
-    scenario_ids: list[Annotated[int, Field(ge=SAFE_INT_MIN, le=SAFE_INT_MAX)]] = Field(
-        [], description="Saved scenarios to compare (current versions)."
+    scenario_ids: Annotated[
+        list[Annotated[StrictInt, Field(ge=SAFE_INT_MIN, le=SAFE_INT_MAX)]], AfterValidator(distinct)
+    ] = Field([], max_length=MAX_COMPARED, description="Saved scenarios to compare (current versions).")
+    scenarios: list[ScenarioEvaluateRequest] = Field(
+        [], max_length=MAX_COMPARED, description="Unsaved scenarios to compare."
     )
-    scenarios: list[ScenarioEvaluateRequest] = Field([], description="Unsaved scenarios to compare.")
 
 
 def _snapshots(request: Request) -> SnapshotCache:
     cache: SnapshotCache = request.app.state.snapshots
     return cache
+
+
+ETAG_PATTERN = r'^(W/)?"v[0-9]{1,16}"$'
+"""A scenario ETag as the API sends it (`"v3"`), optionally weak (`W/"v3"`)."""
 
 
 def _etag(version: int) -> str:
@@ -139,6 +149,14 @@ def _table_or_json(evaluated: service.Evaluated, fmt: str, filename: str) -> Any
     )
 
 
+IfMatch = Annotated[
+    str,
+    Header(
+        pattern=ETAG_PATTERN,
+        description='The ETag of the version you edit (`"v3"`, from GET). Without it: 428.',
+        examples=['"v1"'],
+    ),
+]
 FormatQuery = Annotated[Literal["json", "csv", "xlsx"] | None, Query(alias="format")]
 ChartFormatQuery = Annotated[Literal["svg", "png"] | None, Query(alias="format")]
 
@@ -156,8 +174,8 @@ def create_scenario(session: SessionDep, body: ScenarioCreate, response: Respons
 @router.get("", operation_id="list_scenarios", response_model=PageRead[ScenarioRead], responses=ERRORS)
 def list_scenarios(
     session: SessionDep,
-    tag: str | None = None,
-    q: Annotated[str | None, Query(max_length=100, description="Part of the name.")] = None,
+    tag: TextQuery = None,
+    q: Annotated[str | None, Query(pattern=NO_NUL, max_length=100, description="Part of the name.")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=SAFE_INT_MAX)] = 0,
 ) -> PageRead[ScenarioRead]:
@@ -187,7 +205,7 @@ def chart_unsaved(
     chart: Literal["cost_stack", "break_even", "tornado", "monte_carlo"],
     body: ScenarioEvaluateRequest,
     format_query: ChartFormatQuery = None,
-    plan: str | None = None,
+    plan: TextQuery = None,
 ) -> Response:
     """A chart of an unsaved scenario: cost stack over time, break-even curve, tornado, Monte Carlo."""
     fmt = format_query or "svg"
@@ -220,7 +238,7 @@ def update_scenario(
     scenario_id: RowId,
     body: ScenarioUpdate,
     response: Response,
-    if_match: Annotated[str | None, Header()] = None,
+    if_match: IfMatch,
 ) -> ScenarioRead:
     """Save a new version. `If-Match` must carry the current ETag."""
     scenario = service.update_scenario(session, scenario_id, body, _expected_version(if_match))
@@ -229,9 +247,7 @@ def update_scenario(
 
 
 @router.delete("/{scenario_id}", operation_id="delete_scenario", status_code=204, responses=VERSIONED)
-def delete_scenario(
-    session: SessionDep, scenario_id: RowId, if_match: Annotated[str | None, Header()] = None
-) -> Response:
+def delete_scenario(session: SessionDep, scenario_id: RowId, if_match: IfMatch) -> Response:
     service.delete_scenario(session, scenario_id, _expected_version(if_match))
     return Response(status_code=204)
 
@@ -286,7 +302,7 @@ def chart_saved(
     chart: Literal["cost_stack", "break_even", "tornado", "monte_carlo"],
     body: AnalysisRequest | None = None,
     format_query: ChartFormatQuery = None,
-    plan: str | None = None,
+    plan: TextQuery = None,
 ) -> Response:
     analyses_request = body or AnalysisRequest()
     evaluated = service.evaluate_scenario(

@@ -122,8 +122,8 @@ class BuyVersusRent:
 
 def buy_versus_rent(evaluation: Evaluation, buy: str, rent: str) -> BuyVersusRent:
     """Payback, discounted payback and IRR of choosing plan `buy` over plan `rent`."""
-    buy_flows = np.asarray(evaluation.plan(buy, "buy").monthly_total_usd)
-    rent_flows = np.asarray(evaluation.plan(rent, "rent").monthly_total_usd)
+    buy_flows = np.asarray(evaluation.plan(buy, "buy_versus_rent[0]").monthly_total_usd)
+    rent_flows = np.asarray(evaluation.plan(rent, "buy_versus_rent[1]").monthly_total_usd)
     savings = rent_flows - buy_flows
     rate = evaluation.scenario.assumptions.discount_rate_annual
     discounted = savings * discount_factors(rate, len(savings))

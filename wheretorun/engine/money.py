@@ -1,0 +1,23 @@
+"""Float amounts to `Decimal` at the edge, rounded without ever failing.
+
+`Decimal.quantize` fails when the result needs more digits than the context holds (28 by default:
+10^26 USD at cent precision). Rounding here uses a context wide enough for any finite float, so a
+large amount is rounded, never an error; the request bounds (`wheretorun.bounds`) keep real
+answers far below that anyway.
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_EVEN, Decimal, localcontext
+
+__all__ = ["CENT", "FLOAT_DIGITS", "rounded"]
+
+CENT = Decimal("0.01")
+FLOAT_DIGITS = 330
+"""Digits of the largest finite float (~1.8e308) plus room for the fraction."""
+
+
+def rounded(value: float, step: Decimal = CENT) -> Decimal:
+    """`value` (finite) rounded half-even to `step`, as an exact Decimal (never -0)."""
+    with localcontext(prec=FLOAT_DIGITS):
+        return Decimal(value).quantize(step, rounding=ROUND_HALF_EVEN) + 0
