@@ -261,7 +261,7 @@ class ScenarioCreate(ScenarioBody):
     )
 
     name: Name
-    tags: Annotated[list[Tag], AfterValidator(distinct)] = Field([], max_length=20)
+    tags: Annotated[list[Tag], Field(max_length=20), AfterValidator(distinct)] = []
 
 
 class ScenarioUpdate(ScenarioCreate):
@@ -409,4 +409,4 @@ class ScenarioEvaluateRequest(ScenarioBody, AnalysesIn):
     )
 
     name: Name = "unsaved"
-    tags: Annotated[list[Tag], AfterValidator(distinct)] = Field([], max_length=20)
+    tags: Annotated[list[Tag], Field(max_length=20), AfterValidator(distinct)] = []

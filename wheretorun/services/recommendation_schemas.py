@@ -83,11 +83,10 @@ class ModelChoice(Body):
     """`model` for one model, or `models` for a set of acceptable ones (best first)."""
 
     model: Id | None = Field(None, description="A catalog model id (open or hosted).")
-    models: Annotated[list[Id], AfterValidator(distinct)] | None = Field(
-        None,
-        min_length=1,
-        max_length=MAX_MODELS,
-        description=f"Acceptable catalog models, best first (at most {MAX_MODELS}; repeats are dropped).",
+    models: (
+        Annotated[list[Id], Field(min_length=1, max_length=MAX_MODELS), AfterValidator(distinct)] | None
+    ) = Field(
+        None, description=f"Acceptable catalog models, best first (at most {MAX_MODELS}; repeats dropped)."
     )
 
     @model_validator(mode="after")
@@ -230,7 +229,7 @@ class ConstraintsIn(Body):
     allowed_regions: NameList = []
     allowed_accelerators: NameList = Field([], description="Accelerator ids or aliases.")
     excluded_accelerators: NameList = Field([], description="Accelerator ids or aliases.")
-    allowed_options: Annotated[list[OptionName], AfterValidator(distinct)] = Field([], max_length=5)
+    allowed_options: Annotated[list[OptionName], Field(max_length=5), AfterValidator(distinct)] = []
     min_precision: Name | None = Field(
         None, description="Lowest weight precision allowed, e.g. fp8 (no int4)."
     )

@@ -84,8 +84,10 @@ class CompareRequest(BaseModel):
     )
 
     scenario_ids: Annotated[
-        list[Annotated[StrictInt, Field(ge=SAFE_INT_MIN, le=SAFE_INT_MAX)]], AfterValidator(distinct)
-    ] = Field([], max_length=MAX_COMPARED, description="Saved scenarios to compare (current versions).")
+        list[Annotated[StrictInt, Field(ge=SAFE_INT_MIN, le=SAFE_INT_MAX)]],
+        Field(max_length=MAX_COMPARED),
+        AfterValidator(distinct),
+    ] = Field([], description="Saved scenarios to compare (current versions).")
     scenarios: list[ScenarioEvaluateRequest] = Field(
         [], max_length=MAX_COMPARED, description="Unsaved scenarios to compare."
     )
