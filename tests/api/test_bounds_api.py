@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from tests.import_support import AdminApp, admin_app, assert_problem
 from wheretorun.bounds import MAX_MODELS
+from wheretorun.scenarios.schemas import MAX_EVALUATION_WORK, MAX_PLANS, MAX_SCENARIO_LINES
 
 HOSTED = {"kind": "custom", "name": "hosted", "usage": [{"name": "tokens", "usd_per_unit": 0.6}]}
 OWNED = {
@@ -132,43 +133,72 @@ def test_thousands_of_capex_lines_are_refused(api: AdminApp) -> None:
     assert any("capex" in error["field"] for error in problem["errors"]), problem
 
 
+def _plan_of_lines(index: int, lines: int) -> dict[str, Any]:
+    """A plan of `lines` cost lines, half capex and half opex, at the money bounds."""
+    return {
+        "kind": "custom",
+        "name": f"plan {index}",
+        "capex": [{"name": f"c{line}", "amount_usd": 1e12, "month": 1 + line} for line in range(lines // 2)],
+        "opex": [{"name": f"o{line}", "usd_per_month": 1e11} for line in range(lines - lines // 2)],
+    }
+
+
 def test_the_largest_accepted_scenario_is_answered(api: AdminApp) -> None:
-    """20 plans of 100 lines of each kind over 240 months: the most work a body may ask for."""
-
-    def plan(index: int) -> dict[str, Any]:
-        return {
-            "kind": "custom",
-            "name": f"plan {index}",
-            "capex": [{"name": f"c{line}", "amount_usd": 1e12, "month": 1 + line} for line in range(100)],
-            "opex": [{"name": f"o{line}", "usd_per_month": 1e11} for line in range(100)],
-            "usage": [{"name": f"u{line}", "usd_per_unit": 1e6} for line in range(100)],
-        }
-
+    """MAX_PLANS plans of MAX_SCENARIO_LINES lines in all over 240 months, with sensitivity."""
+    per_plan = MAX_SCENARIO_LINES // MAX_PLANS
     body = {
         "traffic": {"tokens_per_month": 1e16},
         "assumptions": {"horizon_months": 240},
-        "plans": [plan(index) for index in range(20)],
+        "plans": [_plan_of_lines(index, per_plan) for index in range(MAX_PLANS)],
         "sensitivity": {},
     }
     response = _post(api, "/v1/scenarios/evaluate", body)
     assert response.status_code == 200, response.text
     totals = [plan["total_usd"] for plan in response.json()["plans"]]
-    assert len(totals) == 20
-    assert all(float(total) > 1e20 for total in totals)
+    assert len(totals) == MAX_PLANS
+    assert all(float(total) > 1e13 for total in totals)
+
+    last = {**body["plans"][-1], "usage": [{"name": "tokens", "usd_per_unit": 0.6}]}
+    one_line_more = {**body, "plans": [*body["plans"][:-1], last]}
+    problem = _refused(api, "/v1/scenarios/evaluate", one_line_more, "body.plans")
+    assert str(MAX_SCENARIO_LINES) in problem["detail"]
+    one_plan_more = {**body, "plans": [*body["plans"], _plan_of_lines(MAX_PLANS + 1, 2)]}
+    _refused(api, "/v1/scenarios/evaluate", one_plan_more, "body.plans")
 
 
 def test_monte_carlo_work_is_capped(api: AdminApp) -> None:
+    # SCENARIO has 3 cost lines (a usage line; the servers and their burst): 720 per draw.
     distributions = [{"input": "traffic", "kind": "lognormal", "low": 0.5, "high": 2.0}]
-    too_much = {
+    at_the_cap = MAX_EVALUATION_WORK // (3 * 240)
+    body = {**SCENARIO, "assumptions": {"horizon_months": 240}}
+    too_much = {**body, "monte_carlo": {"samples": at_the_cap + 1, "distributions": distributions}}
+    _refused(api, "/v1/scenarios/evaluate", too_much, "body.monte_carlo.samples")
+    response = _post(
+        api,
+        "/v1/scenarios/evaluate",
+        {**body, "monte_carlo": {"samples": at_the_cap, "distributions": distributions}},
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["monte_carlo"]["samples"] == at_the_cap
+
+
+def test_a_horizon_break_even_is_capped_by_its_months(api: AdminApp) -> None:
+    body = {
         **SCENARIO,
         "assumptions": {"horizon_months": 240},
-        "monte_carlo": {"samples": 200_000, "distributions": distributions},
+        "plans": [_plan_of_lines(0, 100), _plan_of_lines(1, 100)],
     }
-    _refused(api, "/v1/scenarios/evaluate", too_much, "body.monte_carlo.samples")
-    at_the_cap = {**too_much, "monte_carlo": {"samples": 40_000, "distributions": distributions}}
-    response = _post(api, "/v1/scenarios/evaluate", at_the_cap)
+    every_month = {
+        **body,
+        "break_even": {"plan_a": "plan 0", "plan_b": "plan 1", "variable": "horizon_months", "high": 240},
+    }
+    _refused(api, "/v1/scenarios/evaluate", every_month, "body.break_even.points")
+    fewer = {
+        **body,
+        "break_even": {"plan_a": "plan 0", "plan_b": "plan 1", "variable": "horizon_months", "high": 100},
+    }
+    response = _post(api, "/v1/scenarios/evaluate", fewer)
     assert response.status_code == 200, response.text
-    assert response.json()["monte_carlo"]["samples"] == 40_000
 
 
 # --- numbers: bounded in the schema, and money that cannot overflow -----------------------------

@@ -69,7 +69,13 @@ Units = Annotated[StrictInt, Field(ge=0, le=1_000_000)]
 # H100's ~10^4 tokens/s over a month).
 TokensPerUnit = Annotated[float, _number(1e4, 1e15)]
 # Lines of one kind in one plan: a detailed bill of materials has tens of lines, not thousands.
-MAX_LINES = 100
+MAX_LINES = 50
+MAX_PLANS = 5
+"""Plans in one scenario: each is a panel of the cost-stack chart (~0.25 s to draw) and a column of
+the comparison; five side by side is already more than a reader compares at once."""
+MAX_SCENARIO_LINES = 500
+"""Cost lines in all plans of one scenario: each costs ~50 us per evaluation over 240 months, and
+a sensitivity analysis evaluates the scenario ~60 times (bench/bounded_work.py)."""
 
 
 class Body(BaseModel):
@@ -190,7 +196,9 @@ class ScenarioBody(Body):
     description: LongText | None = None
     traffic: TrafficIn
     assumptions: FinanceAssumptionsIn = FinanceAssumptionsIn()
-    plans: list[PlanIn] = Field(min_length=1, max_length=20)
+    plans: list[PlanIn] = Field(
+        min_length=1, max_length=MAX_PLANS, description=f"The ways to pay, compared (at most {MAX_PLANS})."
+    )
     as_of: UtcDateTime | None = Field(None, description="Prices as of this moment (recommended plans).")
 
 
@@ -339,15 +347,16 @@ class DistributionIn(Body):
     plan: Name | None = None
 
 
-# Samples x plans x months evaluated by one Monte Carlo run, at most (~70 ns each, 1.4 s on the
-# 2-core CI machine; bench/bounded_work.py).
-MAX_MONTE_CARLO_CELLS = 20_000_000
+MAX_EVALUATION_WORK = 15_000_000
+"""Draws (Monte Carlo samples, break-even points) x cost lines x months evaluated by one analysis,
+at most: ~40-100 ns each on the 2-core CI machine, so an analysis stays within ~1.5 s
+(bench/bounded_work.py)."""
 
 
 class MonteCarloIn(Body):
     samples: Annotated[StrictInt, Field(ge=1, le=200_000)] = Field(
         10_000,
-        description=f"Draws; samples x plans x horizon_months at most {MAX_MONTE_CARLO_CELLS:,}.",
+        description=f"Draws; samples x cost lines x horizon_months at most {MAX_EVALUATION_WORK:,}.",
     )
     seed: Annotated[StrictInt, Field(ge=0, le=SAFE_INT_MAX)] = 0
     distributions: list[DistributionIn] = Field(min_length=1, max_length=30)
@@ -375,7 +384,9 @@ class BreakEvenIn(Body):
     # volume: tokens a month (at most MAX_TOKENS_PER_MONTH); utilisation: (0, 1]; horizon: months.
     low: Annotated[float, _number(0.0, MAX_TOKENS_PER_MONTH)] | None = None
     high: Annotated[float, _number(0.0, MAX_TOKENS_PER_MONTH)] | None = None
-    points: Annotated[StrictInt, Field(ge=3, le=1001)] = 61
+    points: Annotated[StrictInt, Field(ge=3, le=1000)] = Field(
+        61, description=f"Grid points; points x cost lines x horizon_months at most {MAX_EVALUATION_WORK:,}."
+    )
     metric: Literal["total_usd", "npv_usd"] = "total_usd"
 
 

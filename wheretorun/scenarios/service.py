@@ -25,7 +25,8 @@ from wheretorun.scenarios import convert
 from wheretorun.scenarios.models import ScenarioRecord, ScenarioVersion
 from wheretorun.scenarios.recommended import finance_plan_for_option
 from wheretorun.scenarios.schemas import (
-    MAX_MONTE_CARLO_CELLS,
+    MAX_EVALUATION_WORK,
+    MAX_SCENARIO_LINES,
     AnalysesIn,
     BreakEvenIn,
     CustomPlanIn,
@@ -43,7 +44,9 @@ __all__ = [
     "Evaluated",
     "analyse_body",
     "analyses_dict",
+    "check_analysis_work",
     "check_recommended_models",
+    "check_scenario_size",
     "compare_scenarios",
     "create_scenario",
     "delete_scenario",
@@ -208,6 +211,7 @@ def finance_evaluation(
     scenario = engine_call(
         "body", lambda: convert.finance_scenario(body, _plans(session, body, snapshots), name)
     )
+    check_scenario_size(scenario)
     return scenario, engine_call("body", lambda: finance.evaluate(scenario))
 
 
@@ -223,16 +227,45 @@ class Analyses:
     buy_versus_rent: finance.BuyVersusRent | None = None
 
 
-def run_analyses(scenario: finance.Scenario, evaluation: finance.Evaluation, request: AnalysesIn) -> Analyses:
+def _lines(scenario: finance.Scenario) -> int:
+    return sum(len(plan.line_names) for plan in scenario.plans)
+
+
+def check_scenario_size(scenario: finance.Scenario) -> None:
+    """InvalidInput unless the scenario has at most `MAX_SCENARIO_LINES` cost lines in all."""
+    lines = _lines(scenario)
+    if lines > MAX_SCENARIO_LINES:
+        raise InvalidInput(
+            "body.plans", f"{lines} cost lines in all plans; at most {MAX_SCENARIO_LINES} per scenario"
+        )
+
+
+def check_analysis_work(scenario: finance.Scenario, request: AnalysesIn) -> None:
+    """InvalidInput naming the field when an analysis would evaluate more than
+    `MAX_EVALUATION_WORK` draws x cost lines x months (the time it takes grows with each)."""
+    per_draw = _lines(scenario) * scenario.horizon_months
+    asked: list[tuple[str, int]] = []
     if request.monte_carlo is not None:
-        cells = request.monte_carlo.samples * len(scenario.plans) * scenario.horizon_months
-        if cells > MAX_MONTE_CARLO_CELLS:
+        asked.append(("body.monte_carlo.samples", request.monte_carlo.samples))
+    if request.break_even is not None:
+        draws = request.break_even.points
+        if request.break_even.variable == "horizon_months":
+            # Every month of the range is a scenario of its own, rebuilt and evaluated alone: ~3x a
+            # draw of a batch (bench/bounded_work.py).
+            low, high = request.break_even.low or 1, request.break_even.high or scenario.horizon_months
+            draws = 3 * (int(high) - int(low) + 1)
+        asked.append(("body.break_even.points", draws))
+    for field, draws in asked:
+        if draws * per_draw > MAX_EVALUATION_WORK:
             raise InvalidInput(
-                "body.monte_carlo.samples",
-                f"{request.monte_carlo.samples} samples x {len(scenario.plans)} plans x "
-                f"{scenario.horizon_months} months = {cells:,} evaluations; at most "
-                f"{MAX_MONTE_CARLO_CELLS:,} per request: take fewer samples",
+                field,
+                f"{draws:,} draws x {_lines(scenario)} cost lines x {scenario.horizon_months} months = "
+                f"{draws * per_draw:,} evaluations; at most {MAX_EVALUATION_WORK:,} per request",
             )
+
+
+def run_analyses(scenario: finance.Scenario, evaluation: finance.Evaluation, request: AnalysesIn) -> Analyses:
+    check_analysis_work(scenario, request)
     return Analyses(
         scenario=scenario,
         evaluation=evaluation,

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -397,10 +398,9 @@ def _check_plan(plan: Plan, path: str) -> None:
         _check_instances(instance, f"{path}.instances[{index}]")
     if plan.capacity is not None:
         _check_capacity(plan.capacity, f"{path}.capacity")
-    _require(
-        len(plan.line_names) > 0, path, "a plan needs at least one cost line (a missing price is not $0)"
-    )
-    duplicates = sorted({name for name in plan.line_names if plan.line_names.count(name) > 1})
+    names = plan.line_names
+    _require(len(names) > 0, path, "a plan needs at least one cost line (a missing price is not $0)")
+    duplicates = sorted(name for name, count in Counter(names).items() if count > 1)
     _require(not duplicates, path, f"line names must be unique within a plan, repeated: {duplicates}")
 
 
