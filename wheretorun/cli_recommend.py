@@ -197,6 +197,7 @@ def recommend(
     from wheretorun.db import create_db_engine, make_session_factory
     from wheretorun.pricing.bootstrap import prepare_database
     from wheretorun.pricing.snapshot import SnapshotCache
+    from wheretorun.pricing.snapshot_files import SnapshotFiles
     from wheretorun.services.recommendations import recommend_for
 
     body = _read_body(file)
@@ -214,7 +215,7 @@ def recommend(
     prepare_database(engine)
     try:
         with make_session_factory(engine)() as session:
-            result = recommend_for(session, request, SnapshotCache())
+            result = recommend_for(session, request, SnapshotCache(files=SnapshotFiles()))
     except (WheretorunError, InvalidSpec) as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(2) from None

@@ -62,8 +62,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_array
 
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.costs.arrays import FloatArray
@@ -174,6 +172,10 @@ class _Program:
     def solve(self, divisible: str | None = None, fixed: dict[int, float] | None = None) -> FloatArray | None:
         """Solve with HiGHS. Variables whose tag starts with `divisible` are made continuous;
         `fixed` pins variables to values."""
+        # imported on first use: scipy.optimize takes ~0.3 s to import (the CLI answers in ~1 s)
+        from scipy.optimize import Bounds, LinearConstraint, milp
+        from scipy.sparse import coo_array
+
         entries = [
             (i, col, value) for i, (coefs, _, _) in enumerate(self.rows) for col, value in coefs.items()
         ]

@@ -37,6 +37,7 @@ from wheretorun.pricing.overrides import (
     effective_on_demand_usd_per_hour,
     overrides_in_force,
 )
+from wheretorun.pricing.snapshot_files import SnapshotFiles
 from wheretorun.pricing.sources.precisions import precision_support_table
 
 __all__ = [
@@ -335,8 +336,10 @@ class SnapshotCache:
     too.
     """
 
-    def __init__(self, size: int = 8) -> None:
+    def __init__(self, size: int = 8, files: SnapshotFiles | None = None) -> None:
+        """`files`: also keep snapshots on disk for the next process (the CLI uses it)."""
         self._size = size
+        self._files = files
         self._entries: OrderedDict[tuple[int, str, str], CatalogSnapshot] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -348,12 +351,31 @@ class SnapshotCache:
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return self._entries[key]
-        snapshot = build_snapshot(session, as_of)
+        snapshot = self._built(session, as_of, key)
         with self._lock:
             self._entries[key] = snapshot
             while len(self._entries) > self._size:
                 self._entries.popitem(last=False)
         return snapshot
+
+
+    def _built(self, session: Session, as_of: dt.datetime | None, key: tuple[int, str, str]) -> CatalogSnapshot:
+        """From the disk cache when it has the snapshot, else built (and saved there)."""
+        if self._files is None:
+            return build_snapshot(session, as_of)
+        file_key = (*key, *_database_identity(session, key[0]))
+        snapshot = self._files.load(file_key)
+        if snapshot is None:
+            snapshot = build_snapshot(session, as_of)
+            self._files.save(file_key, snapshot)
+        return snapshot
+
+
+def _database_identity(session: Session, version: int) -> tuple[str, str]:
+    """The database (URL without password) and when `version` was created in it."""
+    url = session.get_bind().engine.url.render_as_string(hide_password=True)
+    created_at = session.scalar(select(CatalogVersion.created_at).where(CatalogVersion.id == version))
+    return url, str(created_at)
 
 
 def _overrides_fingerprint(session: Session) -> str:

@@ -26,7 +26,6 @@ from enum import StrEnum
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import brentq
 
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.finance.cashflow import Metric, evaluate_settings
@@ -250,6 +249,8 @@ def _refine(
     if on_right == 0.0 or on_left * on_right > 0:  # a touch at `right`
         root = right
     else:
+        from scipy.optimize import brentq  # on first use: scipy.optimize takes ~0.3 s to import
+
         xtol = 1e-12 * max(abs(left), abs(right))
         root = float(brentq(difference, left, right, xtol=xtol, rtol=1e-14))
     a, b = cost_pair(root)

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import brentq
 
 if TYPE_CHECKING:
     from wheretorun.engine.finance.cashflow import Evaluation
@@ -81,6 +80,8 @@ def irr(flows: Sequence[float] | FloatArray) -> float | None:
         curve = (values / (1.0 + _IRR_GRID[:, None]) ** periods).sum(axis=1)
     roots = [float(rate) for rate, value in zip(_IRR_GRID, curve, strict=True) if value == 0.0]
     signs = np.sign(curve)
+    from scipy.optimize import brentq  # on first use: scipy.optimize takes ~0.3 s to import
+
     for index in np.flatnonzero(signs[:-1] * signs[1:] < 0):
         low, high = float(_IRR_GRID[index]), float(_IRR_GRID[index + 1])
         root = brentq(lambda rate: _npv_at_monthly(values, rate), low, high, xtol=1e-14, rtol=1e-12)
