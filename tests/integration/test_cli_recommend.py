@@ -19,6 +19,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 def fresh_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "cli.db"
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{path}")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the snapshot files
     get_settings.cache_clear()
     yield path
     get_settings.cache_clear()
@@ -34,6 +35,7 @@ def test_recommend_prints_the_ranked_options(fresh_database: Path) -> None:
     assert len(result["options"]) == 3
     assert result["options"][0]["option"] == "hosted_api"
     assert fresh_database.exists()
+    assert list((fresh_database.parent / "cache").rglob("*.pickle"))  # the snapshot, for the next call
     table = runner.invoke(app, ["recommend", str(EXAMPLES / "lora-finetune-8b.yaml")])
     assert table.exit_code == 0, table.output
     assert "training workload" in table.output

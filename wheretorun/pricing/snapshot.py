@@ -358,8 +358,9 @@ class SnapshotCache:
                 self._entries.popitem(last=False)
         return snapshot
 
-
-    def _built(self, session: Session, as_of: dt.datetime | None, key: tuple[int, str, str]) -> CatalogSnapshot:
+    def _built(
+        self, session: Session, as_of: dt.datetime | None, key: tuple[int, str, str]
+    ) -> CatalogSnapshot:
         """From the disk cache when it has the snapshot, else built (and saved there)."""
         if self._files is None:
             return build_snapshot(session, as_of)
