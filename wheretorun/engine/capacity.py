@@ -28,6 +28,7 @@ peak is unknown is `unspecified_hardware`, never sized from decode alone (prefil
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,11 +43,19 @@ from wheretorun.engine.precision import Precision
 from wheretorun.engine.specs import AcceleratorSpec, ModelArchitecture
 from wheretorun.engine.sweep import SweepGrid, SweepResult, sweep_inference
 
-__all__ = ["REPLICA_SIZES", "ReplicaCapacity", "Verdict", "max_batch", "serving_capacities"]
+__all__ = [
+    "REPLICA_SIZES",
+    "ReplicaCapacity",
+    "Verdict",
+    "clear_capacity_cache",
+    "max_batch",
+    "serving_capacities",
+]
 
 REPLICA_SIZES = (1, 2, 4, 8)  # tensor-parallel degrees inside one node
 _REFINE_STEPS = 16
 _GIB = 1024**3
+_CACHED_CAPACITY_TABLES = 64  # the most recent argument sets `serving_capacities` remembers
 
 
 class Verdict:
@@ -167,7 +176,45 @@ def serving_capacities(
     tpot_ms: float | None,
     efficiency: EfficiencyTable = DEFAULT_EFFICIENCY,
 ) -> dict[tuple[str, int, Precision], ReplicaCapacity]:
-    """Capacity of one replica for every accelerator x replica size x precision."""
+    """Capacity of one replica for every accelerator x replica size x precision.
+
+    Remembered for the most recent argument sets: the capacities depend on nothing else (the
+    catalog's hardware specs, the model, the request shape and targets, the calibration), not on
+    volumes, prices or constraints, so a planning loop over volumes or prices, or a repeated
+    request, computes them once. The cache holds frozen values; each call gets its own dict.
+    """
+    return dict(
+        _serving_capacities(
+            model,
+            tuple(accelerators),
+            tuple(precisions),
+            engine,
+            input_tokens,
+            output_tokens,
+            ttft_ms,
+            tpot_ms,
+            efficiency,
+        )
+    )
+
+
+def clear_capacity_cache() -> None:
+    """Forget every remembered capacity table (the next call computes afresh)."""
+    _serving_capacities.cache_clear()
+
+
+@functools.lru_cache(maxsize=_CACHED_CAPACITY_TABLES)
+def _serving_capacities(
+    model: ModelArchitecture,
+    accelerators: tuple[tuple[str, AcceleratorSpec], ...],
+    precisions: tuple[Precision, ...],
+    engine: ServingEngine,
+    input_tokens: int,
+    output_tokens: int,
+    ttft_ms: float | None,
+    tpot_ms: float | None,
+    efficiency: EfficiencyTable,
+) -> dict[tuple[str, int, Precision], ReplicaCapacity]:
     if not accelerators or not precisions:
         return {}
     specs = tuple(spec for _, spec in accelerators)
