@@ -3,13 +3,17 @@
     .venv/bin/python bench/recommend_latency.py [--repeats 20]
 
 For each example workload in examples/: p50 / p99 wall time of `recommend_for` (request parsing,
-the cached catalog snapshot, the engine, the response) after one warm-up, the candidates each
+the cached catalog snapshot, the engine, the response) after one warm-up, the CPU time p50 (steadier
+than wall time on a shared machine), the p50 when the capacity tables are computed afresh each
+time (`clear_capacity_cache()` before each call: the first request of its model, hardware and
+request shape; a repeat or a change of volume or prices reuses them), the candidates each
 evaluates, and candidates per second. Also prints the cost of building the snapshot once.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -18,6 +22,7 @@ from pathlib import Path
 import yaml
 
 from wheretorun.db import create_db_engine, make_session_factory
+from wheretorun.engine.capacity import clear_capacity_cache
 from wheretorun.pricing.bootstrap import prepare_database
 from wheretorun.pricing.snapshot import SnapshotCache, build_snapshot
 from wheretorun.services.recommendation_schemas import RecommendationCreate
@@ -48,23 +53,35 @@ def main() -> None:
                 f"snapshot: {len(snapshot.cloud_offers):,} offers, {len(snapshot.api_prices):,} API prices, "
                 f"built in {(time.perf_counter() - start) * 1000:.0f} ms (cached between requests)"
             )
-            print(f"{'workload':<28} {'p50 ms':>8} {'p99 ms':>8} {'candidates':>11} {'candidates/s':>13}")
+            print(
+                f"{'workload':<26} {'p50 ms':>7} {'p99 ms':>7} {'CPU p50':>8} {'fresh p50':>10} "
+                f"{'candidates':>11} {'candidates/s':>13}"
+            )
             for example in sorted(EXAMPLES.glob("*.yaml")):
                 request = RecommendationCreate.model_validate(
                     yaml.safe_load(example.read_text(encoding="utf-8"))
                 )
                 result = recommend_for(session, request, cache)  # warm-up (and the snapshot)
-                samples = []
+                samples, cpu = [], []
                 for _ in range(args.repeats):
-                    start = time.perf_counter()
+                    start, start_cpu = time.perf_counter(), time.process_time()
                     recommend_for(session, request, cache)
                     samples.append((time.perf_counter() - start) * 1000)
+                    cpu.append((time.process_time() - start_cpu) * 1000)
+                fresh = []
+                for _ in range(max(args.repeats // 4, 3)):
+                    clear_capacity_cache()
+                    start = time.perf_counter()
+                    recommend_for(session, request, cache)
+                    fresh.append((time.perf_counter() - start) * 1000)
                 p50 = statistics.median(samples)
                 candidates = result.candidates_evaluated
                 print(
-                    f"{example.stem:<28} {p50:>8.1f} {_percentile(samples, 0.99):>8.1f} "
+                    f"{example.stem:<26} {p50:>7.1f} {_percentile(samples, 0.99):>7.1f} "
+                    f"{statistics.median(cpu):>8.1f} {statistics.median(fresh):>10.1f} "
                     f"{candidates:>11,} {candidates / (p50 / 1000):>13,.0f}"
                 )
+            print(f"load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         engine.dispose()
 
 
