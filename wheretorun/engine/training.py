@@ -55,7 +55,9 @@ __all__ = [
     "TrainingEstimate",
     "TrainingMemory",
     "estimate_training",
+    "fewest_accelerators",
     "lora_parameters",
+    "memory_per_accelerator_gb",
     "training_flops",
 ]
 
@@ -379,3 +381,14 @@ def estimate_training(
         notes=tuple(notes),
         whole_run=run,
     )
+
+
+def memory_per_accelerator_gb(model: ModelArchitecture, config: TrainingConfig) -> float:
+    """Memory one accelerator holds for `config` (the figure `estimate_training` checks), without
+    estimating time: the cheap test a search over settings runs first."""
+    return _memory(model, config, config.data_parallel).total_gb
+
+
+def fewest_accelerators(model: ModelArchitecture, config: TrainingConfig, capacity_gb: float) -> int | None:
+    """Fewest accelerators that hold `config` in `capacity_gb` each; None when none do."""
+    return _min_accelerators(model, config, capacity_gb)

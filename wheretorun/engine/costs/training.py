@@ -27,14 +27,13 @@ Hosted fine-tuning is not offered: the catalog has no fine-tuning prices.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from dataclasses import dataclass
 from typing import Any
 
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import AcceleratorEntry, CloudOffer, HardwarePrice
-from wheretorun.engine.config import TrainingConfig, TrainingMethod
+from wheretorun.engine.config import TrainingMethod
 from wheretorun.engine.costs.cloud import (
     CloudMode,
     committed_months,
@@ -52,7 +51,7 @@ from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import RejectReason, Setup
 from wheretorun.engine.specs import AcceleratorSpec, ModelArchitecture
-from wheretorun.engine.training import estimate_training
+from wheretorun.engine.training_setting import TrainingSetting, best_setting, fewest_for_any
 from wheretorun.engine.workload import OptionKind, TrainingWorkload
 
 __all__ = [
@@ -80,6 +79,7 @@ class TrainingJob:
     mfu: float | None
     precision: Precision = Precision.BF16  # the mixed-precision type the run computes in
     uncertainty: str = ""
+    setting: TrainingSetting | None = None  # the parallelism and memory setting the search chose
 
     @property
     def accelerators(self) -> int:
@@ -90,34 +90,6 @@ class TrainingJob:
 class JobFailure:
     reason: RejectReason
     detail: str
-
-
-@functools.lru_cache(maxsize=4096)
-def _estimate(
-    model: ModelArchitecture,
-    spec: AcceleratorSpec,
-    workload: TrainingWorkload,
-    accelerators: int,
-    per_node: int,
-    efficiency: EfficiencyTable,
-    precision: Precision,
-) -> tuple[int | None, float | None, float | None, str]:
-    """(min accelerators, whole-run wall-clock hours, MFU, its uncertainty) of one run, cached:
-    the same job is sized for every offer of the same instance size. Whole-run hours carry
-    interruptions and the efficiency lost at scale (whole_run.py), not only the steady state."""
-    config = TrainingConfig(
-        accelerator_count=accelerators,
-        method=TrainingMethod(workload.method),
-        precision=precision,
-        tokens=workload.tokens,
-        sequence_length=workload.sequence_length,
-        accelerators_per_node=per_node,
-    )
-    estimate = estimate_training(model, spec, config, efficiency)
-    run = estimate.whole_run
-    if run is None:
-        return estimate.min_accelerators, None, estimate.mfu, ""
-    return estimate.min_accelerators, run.wall_clock_hours, estimate.mfu, run.uncertainty
 
 
 def year_limit_hours(workload: TrainingWorkload, assumptions: Assumptions) -> float:
@@ -134,42 +106,72 @@ def fastest_job(
     assumptions: Assumptions,
     efficiency: EfficiencyTable,
     max_units: int | None = None,
+    *,
+    spot: bool = False,
+    internode_gb_s: float | None = None,
 ) -> TrainingJob | JobFailure:
     """The fewest units (doubling) that run the job within `limit_hours`, at most `max_units`
-    units and `assumptions.max_accelerators_per_job` accelerators."""
+    units and `assumptions.max_accelerators_per_job` accelerators, each count with the fastest
+    setting that fits (training_setting.py): recomputation, ZeRO stage, tensor-parallel degree
+    and micro-batch are searched before a job is rejected. On `spot` a run also loses what its
+    instances' reclaims cost (rules/spot_overhead.py), more the more instances it spans.
+    `internode_gb_s` is the cluster network between instances, per accelerator."""
     precision = _mixed_precision(spec)
     if precision is None:
         return JobFailure(RejectReason.UNSUPPORTED_PRECISION, spec.training_problem(Precision.BF16) or "")
     no_peak = spec.compute_peak_problem(precision)
     if no_peak is not None:
         return JobFailure(RejectReason.UNSPECIFIED_HARDWARE, no_peak)
+    method = TrainingMethod(workload.method)
     try:
-        minimum, _, _, _ = _estimate(model, spec, workload, unit_size, unit_size, efficiency, precision)
+        minimum = fewest_for_any(
+            model, spec, method, precision, workload.tokens, workload.sequence_length, unit_size
+        )
     except InvalidSpec as error:
         return JobFailure(RejectReason.UNSPECIFIED_HARDWARE, error.reason)
     if minimum is None:
         return JobFailure(
-            RejectReason.DOES_NOT_FIT_MEMORY, f"{spec.name}: the job does not fit even fully sharded"
+            RejectReason.DOES_NOT_FIT_MEMORY,
+            f"{spec.name}: no setting fits even fully sharded (ZeRO-1..3, recomputation, "
+            "tensor-parallel within a node, micro-batch 1)",
         )
     units = max(math.ceil(minimum / unit_size), 1)
     most = assumptions.max_accelerators_per_job // unit_size
     if max_units is not None:
         most = min(most, max_units)
     best_hours = math.inf
+    fitted = False
     while units <= most:
         accelerators = units * unit_size
-        _, hours, mfu, uncertainty = _estimate(
-            model, spec, workload, accelerators, unit_size, efficiency, precision
+        found = best_setting(
+            model,
+            spec,
+            method,
+            precision,
+            workload.tokens,
+            workload.sequence_length,
+            accelerators,
+            unit_size,
+            efficiency,
+            internode_gb_s,
         )
-        if hours is None:
-            return JobFailure(
-                RejectReason.UNSPECIFIED_HARDWARE, f"{spec.name} publishes no {precision.value} compute peak"
-            )
-        if hours <= limit_hours:
-            return TrainingJob(units, unit_size, hours, mfu, precision, uncertainty)
-        best_hours = min(best_hours, hours)
+        if found is not None:
+            fitted = True
+            setting, estimate = found
+            run = estimate.whole_run
+            if run is None:
+                return JobFailure(
+                    RejectReason.UNSPECIFIED_HARDWARE,
+                    f"{spec.name} publishes no {precision.value} compute peak",
+                )
+            hours = run.wall_clock_hours
+            if spot:
+                hours = spot_overhead.training_spot_hours(hours, units, assumptions)
+            if hours <= limit_hours:
+                return TrainingJob(units, unit_size, hours, estimate.mfu, precision, run.uncertainty, setting)
+            best_hours = min(best_hours, hours)
         units *= 2
-    if not math.isfinite(best_hours):
+    if not fitted:
         return JobFailure(
             RejectReason.DOES_NOT_FIT_MEMORY,
             f"needs {minimum} x {spec.name} to hold the job; at most {most * unit_size} allowed",
@@ -177,7 +179,7 @@ def fastest_job(
     return JobFailure(
         RejectReason.MISSES_DEADLINE,
         f"the fastest run on at most {most * unit_size} x {spec.name} takes {best_hours:,.1f} h "
-        f"> {limit_hours:,.1f} h allowed",
+        f"> {limit_hours:,.1f} h allowed (every setting searched)",
     )
 
 
@@ -194,6 +196,7 @@ def _run_figures(job: TrainingJob) -> dict[str, Any]:
         "accelerator_hours_per_run": job.wall_hours * job.accelerators,
         "wall_clock_hours_per_run": job.wall_hours,
         "uncertainty": job.uncertainty or None,
+        "setting": None if job.setting is None else job.setting.describe(),
     }
 
 
