@@ -138,3 +138,43 @@ def test_hybrid_never_costs_more_than_the_pure_plans_it_is_built_from(
     assert solution is not None
     cheapest_pure = min(plan.total_usd for plan in inputs.plans)
     assert solution.plan.total_usd <= cheapest_pure * (1 + 1e-9)
+
+
+def test_the_hybrid_is_repriced_at_another_volume_for_the_break_even() -> None:
+    """Break-even compares the #1 option, hybrid included: the mix is solved again at each volume
+    against the pure plans re-priced there."""
+    demand = _demand()
+    hours = 12 * 730.0
+    unit_cost = 0.5 * hours
+    api_total = float((demand.rates_rps @ demand.group_hours).sum())
+
+    def linear(option: OptionKind, total: float) -> Plan:
+        return dataclasses.replace(_plan(option, total), reprice=lambda m: _plan(option, total * m))
+
+    inputs = HybridInputs(
+        bases=(
+            BaseOption(
+                plan=linear(OptionKind.OWNED, 10 * unit_cost),
+                unit="server",
+                owned=True,
+                unit_rps=1.0,
+                replica_rps=1.0,
+                fixed_usd_per_unit=unit_cost,
+                capital_usd_per_unit=unit_cost,
+                capex_usd_per_unit=1000.0,
+                energy_usd_per_rps_hour=0.0,
+                available_from_month=0,
+            ),
+        ),
+        bursts=(BurstOption(linear(OptionKind.HOSTED_API, api_total), "api", True, 0.0, 0.0, 1.0),),
+    )
+    solution = solve_hybrid(inputs, demand, NO_STAFF, Constraints())
+    assert solution is not None
+    assert solution.plan.reprice is not None
+    assert solution.plan.reprice(1.0).total_usd == pytest.approx(solution.plan.total_usd)
+    doubled = solution.plan.reprice(2.0)
+    # twice the traffic: 2 req/s for 23 quiet hours -> 2 base units; the busy hour's 20 - 2 = 18
+    # req/s go to the API at $1 per (req/s x hour), one hour a day
+    assert doubled is not None
+    assert doubled.option == OptionKind.HYBRID
+    assert doubled.total_usd == pytest.approx(2 * unit_cost + 18 * hours / 24)

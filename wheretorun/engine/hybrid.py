@@ -334,18 +334,26 @@ class _Builder:
 
 
 def solve_hybrid(
-    inputs: HybridInputs, demand: ServingDemand, assumptions: Assumptions, constraints: Constraints
+    inputs: HybridInputs,
+    demand: ServingDemand,
+    assumptions: Assumptions,
+    constraints: Constraints,
+    pure_plans: tuple[Plan, ...] | None = None,
 ) -> HybridSolution | None:
     """The cheapest mix of bases and bursts (see the module docstring); None without at least
-    one base and one burst, or when no mix meets the budget."""
+    one base and one burst, or when no mix meets the budget. `pure_plans` are the pure plans the
+    mix must beat, at this demand (by default the inputs' own)."""
     if not inputs.bases or not inputs.bursts or demand.peak_rps <= 0:
+        return None
+    pure = inputs.plans if pure_plans is None else pure_plans
+    if not pure:
         return None
     useful = HybridInputs(_undominated(inputs, assumptions), inputs.bursts)
     if not useful.bases:
-        return _pure(inputs.plans, constraints)
+        return _pure(pure, constraints)
     lead = min((b.available_from_month for b in useful.bases if b.owned), default=0)
     periods = _periods(demand, lead)
-    builder = _Builder(useful, demand, assumptions, constraints, pure_plans=inputs.plans)
+    builder = _Builder(useful, demand, assumptions, constraints, pure_plans=pure)
     builder.add_bases()
     builder.add_staff((lead, demand.months - lead))
     for period in periods:
@@ -527,4 +535,19 @@ def _plan(
             f"{part.role.capitalize()} {part.label} serves {part.share_of_requests:.0%} of requests"
             for part in parts
         ),
+        reprice=lambda multiplier: _resolved(builder, multiplier),
     )
+
+
+def _resolved(builder: _Builder, multiplier: float) -> Plan | None:
+    """The hybrid at `multiplier` x the volume: the same bases and bursts to choose from, the
+    mix solved again against the pure plans re-priced at that volume (break-even uses it)."""
+    pure = tuple(
+        scaled
+        for plan in builder.pure_plans
+        if plan.reprice is not None and (scaled := plan.reprice(multiplier)) is not None
+    )
+    solution = solve_hybrid(
+        builder.inputs, builder.demand.scaled(multiplier), builder.assumptions, builder.constraints, pure
+    )
+    return None if solution is None else solution.plan

@@ -13,7 +13,8 @@
    (option, accelerator, provider, pricing mode) (per provider and model for hosted APIs), then
    the first `SHORTLIST` of those, plus the best of each option kind if it fell outside.
 4. Inference also gets the hybrid plan (hybrid.py) and every workload the break-even between the
-   best plan of each option kind (breakeven.py).
+   best plan of each option kind, the #1 among them whatever its kind (the hybrid re-solves its
+   mix at each volume; breakeven.py).
 
 Deterministic: the same inputs give an identical result (ties break on labels).
 """
@@ -110,9 +111,7 @@ def recommend(
         assumption_sources=MappingProxyType(assumptions.sources()),
         catalog_version=snapshot.version,
         as_of=snapshot.as_of,
-        break_even=break_even(
-            [p for k, p in best.items() if k != OptionKind.HYBRID], found.volume_unit, found.volume
-        ),
+        break_even=break_even(list(best.values()), found.volume_unit, found.volume),
         notes=tuple(dict.fromkeys(context.notes)),
         candidates_evaluated=found.evaluated,
         binding_constraints=binding,
