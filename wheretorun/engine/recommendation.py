@@ -54,6 +54,8 @@ class RejectReason(StrEnum):
     UNPRICED = "unpriced"  # a price the plan needs is missing (never costed as $0)
     INCOMPLETE_PRICE = "incomplete_price"  # the price covers only part of what is needed
     MISSES_DEADLINE = "misses_deadline"
+    NO_SPOT_FALLBACK = "no_spot_fallback"  # spot serving with neither an on-demand nor a hosted fallback
+    NO_CLUSTER_NETWORK = "no_cluster_network"  # a multi-instance job on boxes without a cluster network
     OVER_BUDGET = "over_budget"
     OVER_CAPEX = "over_capex"
 

@@ -76,6 +76,7 @@ class _Job:
     tokens: float
     sequence_length: int
     per_node: int
+    internode_gb_s: float | None = None  # per accelerator; None: the calibration rows' setting
 
 
 def _config(job: _Job, accelerators: int, setting: TrainingSetting) -> TrainingConfig:
@@ -90,6 +91,7 @@ def _config(job: _Job, accelerators: int, setting: TrainingSetting) -> TrainingC
         activation_checkpointing=setting.activation_checkpointing,
         tensor_parallel=setting.tensor_parallel,
         accelerators_per_node=job.per_node,
+        internode_bandwidth_gb_s=job.internode_gb_s,
     )
 
 
@@ -143,10 +145,12 @@ def best_setting(
     accelerators: int,
     per_node: int,
     efficiency: EfficiencyTable,
+    internode_gb_s: float | None = None,
 ) -> tuple[TrainingSetting, TrainingEstimate] | None:
     """The fastest setting that fits on `accelerators` (and its estimate); None when none fits or
-    the accelerator has no compute peak for the precision."""
-    job = _Job(model, spec, method, precision, tokens, sequence_length, per_node)
+    the accelerator has no compute peak for the precision. `internode_gb_s` is the network
+    between instances, per accelerator (cluster_network.py)."""
+    job = _Job(model, spec, method, precision, tokens, sequence_length, per_node, internode_gb_s)
     return _best(job, accelerators, efficiency)
 
 

@@ -275,6 +275,9 @@ class AssumptionsIn(Body):
     accelerators_per_staff_fte: Annotated[float, _number(1.0, 1_000_000.0)] | None = None
     target_utilisation: Annotated[float, _number(0.0, 1.0, low_open=True)] | None = None
     spot_interruption_overhead: Annotated[float, _number(0.0, 5.0)] | None = None
+    spot_reclaims_per_instance_month: Annotated[float, _number(0.0, 100.0)] | None = None
+    spot_replacement_hours: Annotated[float, _number(0.0, 720.0)] | None = None
+    checkpoint_interval_hours: Annotated[float, _number(0.0, 8_760.0)] | None = None
     reserved_1y_discount: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] | None = Field(
         None, description="Your own 1-year discount for every provider (else the catalog's commitment terms)."
     )

@@ -13,7 +13,9 @@ Pricing modes:
 * on-demand, autoscaled: instances follow demand hour by hour (at least one serving replica plus
   the spares stay up, so the first request never waits for a cold start);
 * on-demand, always on: each month runs the instances of its busiest hour all month;
-* spot, autoscaled: spot price x (1 + spot_interruption_overhead) for reclaimed work;
+* spot, autoscaled: the spot price (x (1 + spot_interruption_overhead), 0 by default), plus a
+  fallback sized for reclaims as its own line (on-demand standby or a hosted API;
+  spot_reclaims.py); no fallback priced, no spot plan;
 * reserved 1 y / 3 y, always on: the committed price for the peak instance count of the whole
   horizon, paid for whole terms (a 3-year term on a 2-year horizon is paid for 3 years). The
   committed price is the user's own discount for the provider when the request gives one
@@ -37,6 +39,7 @@ from decimal import Decimal
 
 import numpy as np
 
+from wheretorun.engine import spot_reclaims
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import REPLICA_SIZES, ReplicaCapacity
 from wheretorun.engine.catalog import CloudOffer
@@ -285,10 +288,7 @@ def _risks(
     if offer.suspect_reason:
         risks.append(f"suspect price, used because the request asked for it: {offer.suspect_reason}")
     if mode.pricing == "spot":
-        risks.append(
-            "spot interruptions: instances can be reclaimed at short notice; serving needs on-demand "
-            "fallback capacity to keep latency targets"
-        )
+        risks.append(spot_reclaims.SERVING_RISK)
     if mode.reserved:
         rate = reserved_rate(offer, mode.term_years, assumptions)
         risks.append(f"a {mode.term_years}-year commitment is paid whether or not the capacity is used")
@@ -318,10 +318,16 @@ def serving_plan(
     model_id: str,
     demand: ServingDemand,
     assumptions: Assumptions,
+    hosted_usd_per_request: float | None = None,
 ) -> Plan | None:
-    """Serving `model_id` on instances of `offer` for the horizon; None when unpriced."""
+    """Serving `model_id` on instances of `offer` for the horizon; None when unpriced, or on spot
+    when no fallback is priced (neither the offer's on-demand price nor `hosted_usd_per_request`,
+    the cheapest hosted API's price of a request of the same model)."""
     price = hourly_price(offer, mode, assumptions)
     if price is None:
+        return None
+    fallback = _spot_fallback(offer, mode, layout, demand, assumptions, hosted_usd_per_request)
+    if mode.pricing == "spot" and fallback is None:
         return None
     capacity = layout.capacity
     planned = np.asarray([capacity.requests_per_s * assumptions.target_utilisation])
@@ -343,6 +349,7 @@ def serving_plan(
             assumptions,
             "rented serving deployment",
         ),
+        *(() if fallback is None else (Line("spot fallback", fallback.usd, fallback.note),)),
     )
     capacity_hours = paid * layout.per_instance * capacity.requests_per_s * 3600
     replicas = peak * layout.per_instance
@@ -384,8 +391,33 @@ def serving_plan(
         usd_per_accelerator_hour=price / layout.accelerators,
         price_source=price_source(offer, mode, assumptions),
         reprice=lambda multiplier: serving_plan(
-            offer, mode, layout, model_id, demand.scaled(multiplier), assumptions
+            offer, mode, layout, model_id, demand.scaled(multiplier), assumptions, hosted_usd_per_request
         ),
+    )
+
+
+def _spot_fallback(
+    offer: CloudOffer,
+    mode: CloudMode,
+    layout: Layout,
+    demand: ServingDemand,
+    assumptions: Assumptions,
+    hosted_usd_per_request: float | None,
+) -> spot_reclaims.SpotFallback | None:
+    """Spot serving's fallback (spot_reclaims.py); None for other modes."""
+    if mode.pricing != "spot":
+        return None
+    planned = np.asarray([layout.capacity.requests_per_s * assumptions.target_utilisation])
+    hours = serving_hours(demand, planned, np.asarray([float(layout.per_instance)]))
+    on_demand = hourly_price(offer, CloudMode("on_demand", "autoscaled"), assumptions)
+    hosted = None if hosted_usd_per_request is None else hosted_usd_per_request * demand.total_requests
+    return spot_reclaims.serving_fallback(
+        float(hours.autoscaled[0]),
+        int(hours.peak_instances[0]),
+        on_demand,
+        hosted,
+        demand.months * demand.hours_per_month,
+        assumptions,
     )
 
 
@@ -464,14 +496,19 @@ def batch_job(
     """(instances, wall-clock hours, instance-hours billed at the mode's price) to finish by the
     deadline, or None when `max_accelerators_per_job` accelerators cannot.
 
-    Each replica works at its full concurrency. Spot's interruption overhead is already in its
-    hourly price (`hourly_price`); here it also lengthens the wall-clock time. Model loading is
-    not charged."""
+    Each replica works at its full concurrency. On spot the instance-hours include the work the
+    reclaims lose (spot_reclaims.py); a flat extra share, when the request sets one, is in
+    the hourly price and lengthens the wall-clock time.
+    Model loading is not charged."""
     per_instance_rps = layout.per_instance * layout.capacity.requests_per_s
     if per_instance_rps <= 0:
         return None
     slowdown = 1 + assumptions.spot_interruption_overhead if mode.pricing == "spot" else 1.0
     instance_hours = demand.requests / per_instance_rps / 3600
+    if mode.pricing == "spot":
+        instance_hours = spot_reclaims.batch_spot_hours(instance_hours, assumptions)
+        if not math.isfinite(instance_hours):
+            return None
     instances = max(math.ceil(instance_hours * slowdown / demand.deadline_hours - 1e-9), 1)
     if instances * layout.accelerators > assumptions.max_accelerators_per_job:
         return None

@@ -31,6 +31,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from wheretorun.engine import spot_reclaims
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import AcceleratorEntry, CloudOffer, HardwarePrice
 from wheretorun.engine.config import TrainingMethod
@@ -114,7 +115,7 @@ def fastest_job(
     units and `assumptions.max_accelerators_per_job` accelerators, each count with the fastest
     setting that fits (training_setting.py): recomputation, ZeRO stage, tensor-parallel degree
     and micro-batch are searched before a job is rejected. On `spot` a run also loses what its
-    instances' reclaims cost (rules/spot_overhead.py), more the more instances it spans.
+    instances' reclaims cost (spot_reclaims.py), more the more instances it spans.
     `internode_gb_s` is the cluster network between instances, per accelerator."""
     precision = _mixed_precision(spec)
     if precision is None:
@@ -166,7 +167,7 @@ def fastest_job(
                 )
             hours = run.wall_clock_hours
             if spot:
-                hours = spot_overhead.training_spot_hours(hours, units, assumptions)
+                hours = spot_reclaims.training_spot_hours(hours, units, assumptions)
             if hours <= limit_hours:
                 return TrainingJob(units, unit_size, hours, estimate.mfu, precision, run.uncertainty, setting)
             best_hours = min(best_hours, hours)

@@ -234,10 +234,24 @@ def _cloud(
     )
     result.evaluated += priced
 
+    hosted_per_request = (
+        None if result.best_api is None else hosted.usd_per_request(result.best_api[0], demand)
+    )
+    refused: set[int] = set()
+
     def plan_of(choice: Choice) -> Plan | None:
-        return cloud.serving_plan(
-            table.offers[choice.offer], choice.mode, layouts[choice.key], model.model_id, demand, a
+        offer = table.offers[choice.offer]
+        plan = cloud.serving_plan(
+            offer, choice.mode, layouts[choice.key], model.model_id, demand, a, hosted_per_request
         )
+        if plan is None and choice.mode.pricing == "spot" and choice.offer not in refused:
+            refused.add(choice.offer)
+            book.reject(
+                RejectReason.NO_SPOT_FALLBACK,
+                f"{cloud.offer_label(offer, choice.mode)}: no on-demand price and no hosted API to fall "
+                "back on when spot capacity is reclaimed",
+            )
+        return plan
 
     _keep_cloud_plans(choices, table.group, plan_of, result)
     _cloud_bursts_and_base(choices, plan_of, layouts, table, context, result)
@@ -284,10 +298,11 @@ def _cloud_bursts_and_base(
     context: Context,
     result: ServingCandidates,
 ) -> None:
-    """The hybrid program's cloud inputs: the cheapest on-demand and spot autoscaled offers as
-    bursts, the cheapest reservation as a base."""
+    """The hybrid program's cloud inputs: the cheapest on-demand autoscaled offer as a burst, the
+    cheapest reservation as a base. Spot is not a burst: its reclaims would need the on-demand
+    burst as their fallback anyway (spot_reclaims.py)."""
     a = context.assumptions
-    for pricing in ("on_demand", "spot"):
+    for pricing in ("on_demand",):
         choice = _first(choices, (pricing,), "autoscaled")
         plan = plan_of(choice) if choice is not None else None
         if choice is None or plan is None:

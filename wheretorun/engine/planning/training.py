@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from wheretorun.engine.cluster_network import cluster_network
 from wheretorun.engine.costs import training as costs
 from wheretorun.engine.costs.arrays import IntArray
 from wheretorun.engine.costs.cloud import JOB_MODES, CloudMode, committed_months, offer_label
@@ -19,7 +20,7 @@ from wheretorun.engine.costs.owned import server_size
 from wheretorun.engine.costs.plan import Plan
 from wheretorun.engine.costs.training import JobFailure, TrainingJob, fastest_job, year_limit_hours
 from wheretorun.engine.errors import InvalidSpec
-from wheretorun.engine.planning.cloud_table import ModeHours, choose_cheapest
+from wheretorun.engine.planning.cloud_table import ModeHours, OfferTable, choose_cheapest
 from wheretorun.engine.planning.offers import eligible_hardware, eligible_offers, offer_name
 from wheretorun.engine.planning.rules import Context, lead_time_verdict
 from wheretorun.engine.recommendation import RejectReason
@@ -89,24 +90,38 @@ def _cloud(model: ModelArchitecture, workload: TrainingWorkload, context: Contex
     row_offer: list[IntArray] = []
     row_key: list[IntArray] = []
     evaluated = 0
-    for (accelerator_id, size), rows in offers.by_size.items():
+    for (accelerator_id, size), group_rows in offers.by_size.items():
         spec = _spec(context, accelerator_id)
-        sized = {
-            name: fastest_job(model, spec, workload, size, limit, a, context.efficiency)
-            for name, limit in limits.items()
-        }
-        hourly = sized["hourly"]
-        if isinstance(hourly, JobFailure) and hourly.reason != RejectReason.MISSES_DEADLINE:
-            book.reject(
-                hourly.reason,
-                f"{offer_name(table.offers[int(rows[0])])}: {hourly.detail}",
-                len(rows) * len(TRAINING_MODES),
-            )
-            evaluated += len(rows) * len(TRAINING_MODES)
-            continue
-        row_offer.append(rows)
-        row_key.append(np.full(len(rows), len(jobs), dtype=np.int64))
-        jobs.append(sized)
+        for network, rows in _by_network(table, group_rows).items():
+            sized = {
+                name: fastest_job(
+                    model,
+                    spec,
+                    workload,
+                    size,
+                    limit,
+                    a,
+                    context.efficiency,
+                    max_units=None if network else 1,
+                    spot=name == "spot",
+                    internode_gb_s=network,
+                )
+                for name, limit in limits.items()
+            }
+            hourly = sized["hourly"]
+            if isinstance(hourly, JobFailure) and not network:
+                hourly = _no_cluster_network(hourly)
+            if isinstance(hourly, JobFailure) and hourly.reason != RejectReason.MISSES_DEADLINE:
+                book.reject(
+                    hourly.reason,
+                    f"{offer_name(table.offers[int(rows[0])])}: {hourly.detail}",
+                    len(rows) * len(TRAINING_MODES),
+                )
+                evaluated += len(rows) * len(TRAINING_MODES)
+                continue
+            row_offer.append(rows)
+            row_key.append(np.full(len(rows), len(jobs), dtype=np.int64))
+            jobs.append(sized)
     if not jobs:
         return [], evaluated
     runs = workload.runs_per_year * a.years
@@ -137,6 +152,30 @@ def _cloud(model: ModelArchitecture, workload: TrainingWorkload, context: Contex
         if plan is not None:
             plans.append(plan)
     return plans, evaluated + priced
+
+
+def _by_network(table: OfferTable, rows: IntArray) -> dict[float | None, IntArray]:
+    """A group's rows by the cluster network of their instance type (GB/s per accelerator; None
+    for instances without a published one, which run single-instance jobs only)."""
+    out: dict[float | None, list[int]] = {}
+    for row in rows:
+        offer = table.offers[int(row)]
+        network = cluster_network(offer.provider, offer.instance_type)
+        count = int(offer.accelerator_count)
+        out.setdefault(None if network is None else network.gb_s_per_accelerator(count), []).append(int(row))
+    return {network: np.asarray(found, dtype=np.int64) for network, found in out.items()}
+
+
+def _no_cluster_network(rejection: JobFailure) -> JobFailure:
+    """One instance cannot hold or finish the job, and the instance type has no cluster network
+    to join several into one job."""
+    if rejection.reason not in (RejectReason.DOES_NOT_FIT_MEMORY, RejectReason.MISSES_DEADLINE):
+        return rejection
+    return JobFailure(
+        RejectReason.NO_CLUSTER_NETWORK,
+        f"one instance is not enough ({rejection.detail}) and the instance type publishes no cluster "
+        "network to join several into one job",
+    )
 
 
 def _mode_hours(

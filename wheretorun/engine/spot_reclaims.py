@@ -1,0 +1,124 @@
+"""Spot capacity is reclaimed at short notice: what that costs, charged in one place per effect.
+
+Reclaims arrive at `spot_reclaims_per_instance_month` per instance (AWS Spot Instance Advisor's
+"frequency of interruption"; sources in assumptions.py), i.e. a rate per instance-hour of
+reclaims / hours_per_month. Each reclaim leaves its instance's work undone until capacity is
+replaced, `spot_replacement_hours` later.
+
+* serving: requests cannot wait for a replacement, so spot serving always carries a fallback,
+  its own cost line, sized for the reclaim rate and the replacement time, the cheaper of
+    - on-demand standby: warm on-demand instances of the same offer, always on, enough to cover
+      the reclaims that can fall in one replacement window at the peak (the 99th percentile of
+      a Poisson count, at least one), or
+    - a hosted API for the same model: the share of requests the missing capacity would have
+      served, reclaim rate x replacement time, at the API's price.
+  Without either (no on-demand price, no hosted price) spot serving is not offered
+  (`no_spot_fallback`).
+* synchronous jobs (training): a reclaim stops the whole job, which restarts from its last
+  checkpoint: it loses the replacement time plus on average half the work since the last
+  checkpoint (half the run, when it is shorter than the checkpoint interval). Interruptions come
+  at the rate x instances, so the lost share grows with the node count and, up to the interval,
+  with the run's length: run hours = hours / (1 - rate x instances x loss per reclaim).
+* independent jobs (batch): a reclaim loses one instance's replacement time only:
+  instance-hours / (1 - rate x replacement time).
+* `spot_interruption_overhead` adds a flat share of extra spot instance-hours on top (default 0:
+  the reclaims above are modelled; a request can add pessimism); costs/cloud.py charges it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from scipy.stats import poisson
+
+from wheretorun.engine.assumptions import Assumptions
+
+__all__ = [
+    "SERVING_RISK",
+    "STANDBY_QUANTILE",
+    "TRAINING_RISK",
+    "SpotFallback",
+    "batch_spot_hours",
+    "reclaims_per_instance_hour",
+    "serving_fallback",
+    "training_spot_hours",
+]
+
+SERVING_RISK = (
+    "spot reclaims can take a whole capacity pool at once, beyond the fallback sized for independent reclaims"
+)
+TRAINING_RISK = (
+    "spot reclaims restart the whole run from its last checkpoint; the reclaim rate, replacement time "
+    "and checkpoint interval are assumptions"
+)
+# The on-demand standby covers the reclaims of one replacement window at this percentile: a
+# planning convention (no public figure for a serving SLA's fallback sizing).
+STANDBY_QUANTILE = 0.99
+# A job that loses this share of its time to reclaims is treated as never finishing.
+_MAX_LOST_SHARE = 0.95
+
+
+def reclaims_per_instance_hour(assumptions: Assumptions) -> float:
+    return assumptions.spot_reclaims_per_instance_month / assumptions.hours_per_month
+
+
+def _stretched(hours: float, lost_share: float) -> float:
+    return math.inf if lost_share >= _MAX_LOST_SHARE else hours / (1.0 - lost_share)
+
+
+def training_spot_hours(wall_hours: float, instances: int, assumptions: Assumptions) -> float:
+    """Wall-clock hours of a synchronous run on `instances` spot instances (see the docstring)."""
+    a = assumptions
+    loss = a.spot_replacement_hours + min(a.checkpoint_interval_hours, wall_hours) / 2
+    return _stretched(wall_hours, reclaims_per_instance_hour(a) * instances * loss)
+
+
+def batch_spot_hours(instance_hours: float, assumptions: Assumptions) -> float:
+    """Instance-hours of independent work on spot: each reclaim loses one replacement time."""
+    return _stretched(
+        instance_hours, reclaims_per_instance_hour(assumptions) * assumptions.spot_replacement_hours
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SpotFallback:
+    usd: float
+    note: str
+
+
+def serving_fallback(
+    spot_instance_hours: float,
+    peak_instances: int,
+    on_demand_usd_per_hour: float | None,
+    hosted_usd: float | None,
+    horizon_hours: float,
+    assumptions: Assumptions,
+) -> SpotFallback | None:
+    """The cheaper fallback for spot serving; None when neither is priced. `hosted_usd` is what
+    the hosted API would charge for all the requests served."""
+    a = assumptions
+    rate = reclaims_per_instance_hour(a)
+    options = []
+    if on_demand_usd_per_hour is not None:
+        in_one_window = rate * peak_instances * a.spot_replacement_hours
+        standby = max(int(poisson.ppf(STANDBY_QUANTILE, in_one_window)), 1)
+        options.append(
+            SpotFallback(
+                standby * on_demand_usd_per_hour * horizon_hours,
+                f"{standby} on-demand standby instance(s) always on at ${on_demand_usd_per_hour:.4f}/h: "
+                f"{rate * a.hours_per_month:.0%} of instances reclaimed a month, "
+                f"{a.spot_replacement_hours:g} h to replace",
+            )
+        )
+    if hosted_usd is not None:
+        share = rate * a.spot_replacement_hours
+        options.append(
+            SpotFallback(
+                share * hosted_usd,
+                f"hosted API for the {share:.3%} of requests reclaimed capacity would serve "
+                f"({a.spot_replacement_hours:g} h to replace each of "
+                f"{spot_instance_hours * rate:,.1f} reclaims)",
+            )
+        )
+    return min(options, key=lambda option: option.usd, default=None)
