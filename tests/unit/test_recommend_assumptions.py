@@ -44,7 +44,9 @@ def test_pue_is_the_uptime_2023_survey_average() -> None:
 
 
 def test_unsourced_defaults_say_so() -> None:
-    assert "planning convention" in DEFAULT_SOURCES["spot_interruption_overhead"]
+    assert "planning convention" in DEFAULT_SOURCES["spot_replacement_hours"]
+    assert "planning convention" in DEFAULT_SOURCES["checkpoint_interval_hours"]
+    assert "planning convention" in DEFAULT_SOURCES["spot_reclaims_per_instance_month"]
     assert "planning convention" in DEFAULT_SOURCES["max_accelerators_per_job"]
 
 

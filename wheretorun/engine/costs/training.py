@@ -34,6 +34,7 @@ from typing import Any
 from wheretorun.engine import spot_reclaims
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import AcceleratorEntry, CloudOffer, HardwarePrice
+from wheretorun.engine.cluster_network import cluster_network
 from wheretorun.engine.config import TrainingMethod
 from wheretorun.engine.costs.cloud import (
     CloudMode,
@@ -191,6 +192,14 @@ def _mixed_precision(spec: AcceleratorSpec) -> Precision | None:
     return Precision.BF16 if support is None else support.trained_instead(Precision.BF16)
 
 
+def _network_fact(offer: CloudOffer, job: TrainingJob) -> tuple[str, ...]:
+    """How the instances of a multi-instance job are joined (cluster_network.py)."""
+    network = cluster_network(offer.provider, offer.instance_type)
+    if job.units < 2 or network is None:
+        return ()
+    return (f"{job.units} instances joined over a {network.gbit_s_per_instance:,.0f} Gbit/s cluster network",)
+
+
 def _run_figures(job: TrainingJob) -> dict[str, Any]:
     """What every training plan reports about one run."""
     return {
@@ -270,7 +279,9 @@ def cloud_training_plan(
         **_run_figures(job),
         facts=(
             f"One run takes {job.wall_hours:,.1f} h on {job.accelerators} x {offer.accelerator_id}"
-            + (f" at {job.mfu:.0%} MFU" if job.mfu else ""),
+            + (f" at {job.mfu:.0%} MFU" if job.mfu else "")
+            + (f" ({job.setting.describe()})" if job.setting else ""),
+            *_network_fact(offer, job),
         ),
         usd_per_accelerator_hour=price / float(offer.accelerator_count),
         price_source=price_source(offer, mode, assumptions),
