@@ -10,7 +10,7 @@ from tests.unit.recommend_catalog import P5, cloud_offer, snapshot
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.recommend import recommend
 from wheretorun.engine.recommendation import RejectReason
-from wheretorun.engine.rules.spot_overhead import (
+from wheretorun.engine.spot_reclaims import (
     batch_spot_hours,
     serving_fallback,
     training_spot_hours,
