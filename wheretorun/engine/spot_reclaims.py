@@ -30,8 +30,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy.stats import poisson
-
 from wheretorun.engine.assumptions import Assumptions
 
 __all__ = [
@@ -97,6 +95,9 @@ def serving_fallback(
 ) -> SpotFallback | None:
     """The cheaper fallback for spot serving; None when neither is priced. `hosted_usd` is what
     the hosted API would charge for all the requests served."""
+    # imported on first use, as hybrid.py does scipy.optimize: scipy is slow to import
+    from scipy.stats import poisson
+
     a = assumptions
     rate = reclaims_per_instance_hour(a)
     options = []
