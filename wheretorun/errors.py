@@ -14,7 +14,8 @@ WheretorunError
 ├── PreconditionRequired  an update without If-Match (HTTP 428)
 ├── PreconditionFailed    an update of a version that is no longer current (HTTP 412)
 ├── RateLimited       too many requests from one API key or client address (HTTP 429, Retry-After)
-└── Unavailable       a dependency (the database) cannot be reached (HTTP 503)
+├── Unavailable       a dependency (the database) cannot be reached (HTTP 503)
+└── NotSaved          the database refused to commit a write: nothing was saved (HTTP 500)
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = [
     "InvalidInput",
     "MalformedFile",
     "NotFound",
+    "NotSaved",
     "PayloadTooLarge",
     "PreconditionFailed",
     "PreconditionRequired",
@@ -112,6 +114,16 @@ class RateLimited(WheretorunError):
 
 class Unavailable(WheretorunError):
     title = "Service unavailable"
+
+
+class NotSaved(WheretorunError):
+    """The handler's work was done but the commit failed (a constraint the database checks only at
+    commit, say): the request changed nothing and must not be reported as a success (HTTP 500)."""
+
+    title = "Not saved"
+
+    def __init__(self) -> None:
+        super().__init__("the database refused to commit the change, so nothing was saved; see the logs")
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,14 +4,17 @@ API-key authentication, and the injectable clock and URL fetcher."""
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Callable, Iterator
 from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from wheretorun.errors import Unauthorized
+from wheretorun.db import begin_write
+from wheretorun.errors import NotSaved, Unauthorized
 from wheretorun.pricing.imports import Fetcher, fetcher_from_settings
 from wheretorun.security import Actor, Scope, authenticate, require_scope
 from wheretorun.settings import Settings
@@ -24,13 +27,18 @@ __all__ = [
     "SessionDep",
     "SettingsDep",
     "WriteKey",
+    "WriteSessionDep",
     "catalog_reads",
     "get_clock",
     "get_fetcher",
     "get_session",
     "get_settings_dep",
+    "get_write_session",
     "requires",
 ]
+
+
+_log = logging.getLogger("wheretorun.db")
 
 
 def get_settings_dep(request: Request) -> Settings:
@@ -41,21 +49,48 @@ def get_settings_dep(request: Request) -> Settings:
 def get_session(request: Request) -> Iterator[Session]:
     """One session per request: commit when the handler succeeds, roll back when it raises.
 
-    Services and repositories never commit; this is the only place that does.
+    Services and repositories never commit; this is the only place that does. The dependency has
+    `scope="function"`, so the commit runs when the handler returns and before the response is sent:
+    a write is acknowledged only once it is committed, and a commit that fails is answered with an
+    error (a 5xx problem) instead of the success the handler had prepared.
     """
     session: Session = request.app.state.session_factory()
     try:
         yield session
-        session.commit()
     except BaseException:
         session.rollback()
         raise
+    else:
+        _commit(session)
     finally:
         session.close()
 
 
-SessionDep = Annotated[Session, Depends(get_session)]
+def _commit(session: Session) -> None:
+    """Commit, or turn a refusal into `NotSaved` (500). An `OperationalError` keeps its own meaning
+    (503 when the database is unreachable, 409 when another writer held it too long)."""
+    try:
+        session.commit()
+    except OperationalError:
+        raise
+    except SQLAlchemyError as error:
+        _log.error("the commit failed; the request is answered with an error", exc_info=True)
+        raise NotSaved() from error
+
+
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
+
+
+def get_write_session(session: SessionDep) -> Session:
+    """The request's session, begun as a writer (`begin_write`: on SQLite it holds the write lock
+    from its first read). A route that writes takes this as its FIRST parameter, so the transaction
+    begins here, before the API key is looked up."""
+    begin_write(session)
+    return session
+
+
+WriteSessionDep = Annotated[Session, Depends(get_write_session, scope="function")]
 
 
 # --- API keys ------------------------------------------------------------------------------------

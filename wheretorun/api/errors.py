@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from wheretorun.db import SQLITE_BUSY_TIMEOUT_S
 from wheretorun.errors import (
     Conflict,
     Forbidden,
@@ -27,6 +28,7 @@ from wheretorun.errors import (
     InvalidInput,
     MalformedFile,
     NotFound,
+    NotSaved,
     PayloadTooLarge,
     PreconditionFailed,
     PreconditionRequired,
@@ -40,6 +42,7 @@ from wheretorun.errors import (
 __all__ = [
     "PROBLEM_JSON",
     "Problem",
+    "database_busy",
     "document_problems",
     "domain_error_response",
     "install_error_handlers",
@@ -84,6 +87,7 @@ _STATUS_BY_ERROR: dict[type[WheretorunError], int] = {
     PreconditionFailed: 412,
     PreconditionRequired: 428,
     RateLimited: 429,
+    NotSaved: 500,
 }
 _TITLES = {
     400: "Bad request",
@@ -94,6 +98,7 @@ _TITLES = {
     413: "Payload too large",
     422: "Invalid input",
     429: "Too many requests",
+    500: "Internal server error",
     503: "Service unavailable",
 }
 
@@ -189,9 +194,33 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     return response
 
 
-async def _database_down(request: Request, exc: Exception) -> JSONResponse:
-    # The client learns only that the database is unavailable; the log keeps the driver's reason
-    # (server gone, connection refused, or a schema that is not migrated).
+# SQLSTATEs of PostgreSQL errors that mean "another transaction was in the way", not "unreachable":
+# serialization failure, deadlock, lock not available (lock_timeout).
+_PG_CONTENTION = {"40001", "40P01", "55P03"}
+
+
+def database_busy(exc: OperationalError) -> bool:
+    """Whether `exc` is contention (another writer held a lock too long), not an unreachable database."""
+    if getattr(exc.orig, "sqlstate", None) in _PG_CONTENTION:
+        return True
+    message = str(exc.orig).lower()
+    return "database is locked" in message or "database table is locked" in message
+
+
+async def _database_error(request: Request, exc: Exception) -> JSONResponse:
+    # 503 only when the database cannot be reached (server gone, connection refused, or a schema that
+    # is not migrated): the client learns that much, the log keeps the driver's reason. Contention
+    # (SQLite's write lock held past the busy timeout, a PostgreSQL deadlock) is a 409 to retry.
+    assert isinstance(exc, OperationalError)
+    if database_busy(exc):
+        _log.info("database busy on %s %s: %s", request.method, request.url.path, exc)
+        if getattr(exc.orig, "sqlstate", None) in _PG_CONTENTION:
+            what = "the write collided with a concurrent one (a deadlock or a lock wait)"
+        else:
+            what = f"another write held the database's write lock for more than {SQLITE_BUSY_TIMEOUT_S:g} s"
+        response = problem_response(request, 409, "Conflict", f"{what}; nothing was changed: retry")
+        response.headers["Retry-After"] = "1"
+        return response
     _log.warning("database error on %s %s: %s", request.method, request.url.path, exc)
     return problem_response(request, 503, "Service unavailable", "the catalog database cannot be reached")
 
@@ -223,7 +252,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(WheretorunError, _domain_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
-    app.add_exception_handler(OperationalError, _database_down)
+    app.add_exception_handler(OperationalError, _database_error)
     default_openapi = app.openapi
 
     def openapi() -> dict[str, Any]:

@@ -25,17 +25,22 @@ class InProcessClient:
         app: FastAPI,
         base_url: str = "http://wheretorun.test",
         client_address: tuple[str, int] = ("127.0.0.1", 123),
+        headers: dict[str, str] | None = None,
     ) -> None:
-        """`client_address`: the (host, port) the app sees as the peer (the rate limit keys on it)."""
+        """`client_address`: the (host, port) the app sees as the peer (the rate limit keys on it);
+        `headers`: sent with every request (an `Authorization` header, say)."""
         self._app = app
         self._base_url = base_url
         self._client_address = client_address
+        self._headers = headers or {}
         self._stack = ExitStack()
 
     def __enter__(self) -> InProcessClient:
         self._portal = self._stack.enter_context(anyio.from_thread.start_blocking_portal())
         self._client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=self._app, client=self._client_address), base_url=self._base_url
+            transport=httpx.ASGITransport(app=self._app, client=self._client_address),
+            base_url=self._base_url,
+            headers=self._headers,
         )
         self._stack.callback(self._portal.call, self._client.aclose)
         return self

@@ -8,7 +8,11 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
-__all__ = ["create_db_engine", "make_session_factory"]
+__all__ = ["SQLITE_BUSY_TIMEOUT_S", "begin_write", "create_db_engine", "make_session_factory"]
+
+# How long a SQLite write waits for another writer's lock before it gives up ("database is locked").
+SQLITE_BUSY_TIMEOUT_S = 5.0
+_WRITER = "wheretorun_writer"  # connection execution option: begin with the write lock held
 
 
 def create_db_engine(url: str, **kwargs: Any) -> Engine:
@@ -34,12 +38,30 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
     cursor.close()
 
 
 def _sqlite_begin(connection: Any) -> None:
-    connection.exec_driver_sql("BEGIN")
+    # A writer takes the write lock when it begins (waiting up to the busy timeout for another writer);
+    # a plain BEGIN would read a snapshot first, and SQLite cannot turn a reader whose snapshot another
+    # writer has since changed into a writer: it fails at once ("database is locked"), without waiting.
+    writer = connection.get_execution_options().get(_WRITER, False)
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if writer else "BEGIN")
+
+
+def begin_write(session: Session) -> None:
+    """Begin `session`'s transaction as a writer, before it has run any statement.
+
+    On SQLite this is `BEGIN IMMEDIATE`: the transaction holds the database's write lock from its first
+    read, so what it reads stays current until it commits, and concurrent writers queue (up to the
+    busy timeout) instead of failing. On PostgreSQL it is a plain BEGIN (rows are locked as written).
+    A session bound to a connection that is already in a transaction (the tests' rolled-back
+    connection) opens a savepoint there as usual.
+    """
+    if session.in_transaction():
+        raise RuntimeError("begin_write() must come before the session's first statement")
+    session.connection(execution_options={_WRITER: True})
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:

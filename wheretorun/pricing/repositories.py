@@ -30,6 +30,7 @@ from wheretorun.pricing.models import (
 from wheretorun.pricing.sources import normalise_alias
 
 __all__ = [
+    "contains_text",
     "in_force",
     "AcceleratorFilters",
     "ApiPriceFilters",
@@ -88,6 +89,16 @@ def in_force(
     )
 
 
+def contains_text(column: Any, part: str) -> ColumnElement[bool]:
+    """`column` contains `part`, case-insensitively.
+
+    `%` and `_` in `part` are matched literally (SQLAlchemy's `autoescape`), so a filter of `_`
+    finds names with an underscore instead of every name.
+    """
+    result: ColumnElement[bool] = func.lower(column).contains(part.lower(), autoescape=True)
+    return result
+
+
 def _paginate(session: Session, query: Select[Any], page: PageRequest, sortable: dict[str, Any]) -> Page[Any]:
     total = session.scalar(select(func.count()).select_from(query.order_by(None).subquery())) or 0
     query = query.order_by(*_ordering(page.sort, sortable))
@@ -144,11 +155,11 @@ def list_accelerators(session: Session, filters: AcceleratorFilters, page: PageR
     if filters.min_memory_gb is not None:
         query = query.where(Accelerator.memory_gb >= filters.min_memory_gb)
     if filters.q:
-        pattern = f"%{filters.q.lower()}%"
+        part = filters.q
         aliased_ids = select(AcceleratorAlias.accelerator_id).where(
-            func.lower(AcceleratorAlias.alias).like(pattern)
+            contains_text(AcceleratorAlias.alias, part)
         )
-        query = query.where(or_(func.lower(Accelerator.name).like(pattern), Accelerator.id.in_(aliased_ids)))
+        query = query.where(or_(contains_text(Accelerator.name, part), Accelerator.id.in_(aliased_ids)))
     return _paginate(session, query, page, ACCELERATOR_SORTS)
 
 
@@ -205,8 +216,8 @@ def list_models(session: Session, filters: ModelFilters, page: PageRequest) -> P
     if filters.open_weights is not None:
         query = query.where(Model.open_weights.is_(filters.open_weights))
     if filters.q:
-        pattern = f"%{filters.q.lower()}%"
-        query = query.where(or_(func.lower(Model.name).like(pattern), func.lower(Model.id).like(pattern)))
+        part = filters.q
+        query = query.where(or_(contains_text(Model.name, part), contains_text(Model.id, part)))
     if filters.min_params_b is not None:
         query = query.where(Model.total_params_b >= filters.min_params_b)
     if filters.max_params_b is not None:
@@ -351,9 +362,11 @@ def list_api_prices(session: Session, filters: ApiPriceFilters, page: PageReques
     if filters.provider:
         conditions.append(ApiPrice.provider == filters.provider)
     if filters.model:
-        pattern = f"%{filters.model.lower()}%"
         conditions.append(
-            or_(ApiPrice.catalog_model_id == filters.model, func.lower(ApiPrice.model_id).like(pattern))
+            or_(
+                ApiPrice.catalog_model_id == filters.model,
+                contains_text(ApiPrice.model_id, filters.model),
+            )
         )
     if filters.mode:
         conditions.append(ApiPrice.mode == filters.mode)
@@ -481,5 +494,5 @@ def list_energy_prices(
 ) -> Page[EnergyPrice]:
     query = select(EnergyPrice).where(in_force(EnergyPrice, as_of))
     if region:
-        query = query.where(func.lower(EnergyPrice.region).like(f"%{region.lower()}%"))
+        query = query.where(contains_text(EnergyPrice.region, region))
     return _paginate(session, query, page, ENERGY_PRICE_SORTS)

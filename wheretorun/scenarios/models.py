@@ -2,6 +2,9 @@
 
 Every update writes a new `scenario_versions` row; old versions stay readable. `current_version`
 is the optimistic-concurrency token: an update must name the version it edits (ETag / If-Match).
+It is also the mapper's version counter, so every UPDATE or DELETE of a scenario row the ORM emits
+says `WHERE id = :id AND current_version = :as_read`, and one that matches no row (another writer
+got there first) raises `StaleDataError` instead of overwriting.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ class ScenarioRecord(Base):
     versions: Mapped[list[ScenarioVersion]] = relationship(
         back_populates="scenario", cascade="all, delete-orphan", order_by="ScenarioVersion.version"
     )
+
+    # The service sets the next version itself (`version_id_generator: False`); the ORM adds the check.
+    __mapper_args__ = {"version_id_col": current_version, "version_id_generator": False}
 
 
 class ScenarioVersion(Base):

@@ -13,13 +13,15 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.exc import StaleDataError
 
 from wheretorun.bounds import MAX_MODELS
 from wheretorun.engine import finance
 from wheretorun.errors import InvalidInput, NotFound, PreconditionFailed, PreconditionRequired
-from wheretorun.pricing.repositories import Page, PageRequest
+from wheretorun.pricing.repositories import Page, PageRequest, contains_text
 from wheretorun.pricing.snapshot import SnapshotCache, catalog_version_in_force
 from wheretorun.scenarios import convert
 from wheretorun.scenarios.models import ScenarioRecord, ScenarioVersion
@@ -37,11 +39,15 @@ from wheretorun.scenarios.schemas import (
     ScenarioUpdate,
     SensitivityIn,
 )
+from wheretorun.security import Actor, record_audit
 from wheretorun.services.engine_call import engine_call
 
 __all__ = [
+    "ANY_VERSION",
     "Analyses",
+    "AnyVersion",
     "Evaluated",
+    "Expected",
     "analyse_body",
     "analyses_dict",
     "check_analysis_work",
@@ -63,10 +69,6 @@ __all__ = [
 ]
 
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
 def _stored_body(session: Session, body: ScenarioBody, now: dt.datetime) -> tuple[dict[str, Any], int]:
     """The JSON to store, with `as_of` pinned (so re-evaluating later prices the same catalog)."""
     as_of = body.as_of or now
@@ -75,8 +77,7 @@ def _stored_body(session: Session, body: ScenarioBody, now: dt.datetime) -> tupl
     return stored, catalog_version_in_force(session, as_of)
 
 
-def create_scenario(session: Session, body: ScenarioCreate) -> ScenarioRecord:
-    now = _now()
+def create_scenario(session: Session, body: ScenarioCreate, actor: Actor, now: dt.datetime) -> ScenarioRecord:
     stored, catalog_version = _stored_body(session, body, now)
     scenario = ScenarioRecord(
         name=body.name, tags=list(body.tags), current_version=1, created_at=now, updated_at=now
@@ -88,6 +89,9 @@ def create_scenario(session: Session, body: ScenarioCreate) -> ScenarioRecord:
     )
     session.add(scenario)
     session.flush()
+    record_audit(
+        session, actor, "scenario.create", f"scenario:{scenario.id}", {"name": body.name, "version": 1}, now
+    )
     return scenario
 
 
@@ -96,7 +100,7 @@ def list_scenarios(
 ) -> Page[ScenarioRecord]:
     query = select(ScenarioRecord)
     if q:
-        query = query.where(func.lower(ScenarioRecord.name).like(f"%{q.lower()}%"))
+        query = query.where(contains_text(ScenarioRecord.name, q))
     scenarios = list(session.scalars(query.order_by(ScenarioRecord.id)))
     if tag:  # tags are a JSON list: filtered here, the same on SQLite and PostgreSQL
         scenarios = [s for s in scenarios if tag in s.tags]
@@ -127,27 +131,77 @@ def get_version(session: Session, scenario_id: int, version: int) -> ScenarioVer
     return found
 
 
-def _check_version(scenario: ScenarioRecord, expected: int | None) -> None:
+# --- conditional writes ----------------------------------------------------------------------------
+
+
+class AnyVersion:
+    """`If-Match: *`: the write applies to whatever version is current (RFC 9110 13.1.1)."""
+
+    def __repr__(self) -> str:
+        return "*"
+
+
+ANY_VERSION = AnyVersion()
+Expected = int | AnyVersion | frozenset[int] | None  # one version, any, one of several, or not said
+
+
+def _lock_for_write(session: Session, scenario_id: int, expected: Expected) -> ScenarioRecord:
+    """The scenario, locked until the transaction ends, whose current version is `expected`.
+
+    The read takes the row lock (`SELECT ... FOR UPDATE` on PostgreSQL; on SQLite the request's
+    transaction already holds the database's write lock), so no other writer can change the version
+    between this check and the write; the UPDATE/DELETE then checks it once more in its WHERE clause.
+    """
     if expected is None:
         raise PreconditionRequired("send If-Match with the version you edit (the ETag of GET)")
-    if expected != scenario.current_version:
-        raise PreconditionFailed(
-            f"scenario {scenario.id} is at version {scenario.current_version}, not {expected}: "
-            "read it again and re-apply your change"
-        )
+    scenario = session.get(ScenarioRecord, scenario_id, with_for_update=True, populate_existing=True)
+    if scenario is None:
+        raise NotFound("scenario", scenario_id)
+    matches = (
+        isinstance(expected, AnyVersion)
+        or expected == scenario.current_version
+        or (isinstance(expected, frozenset) and scenario.current_version in expected)
+    )
+    if not matches:
+        raise _stale(scenario_id, f"is at version {scenario.current_version}, not {_versions(expected)}")
+    return scenario
+
+
+def _versions(expected: Expected) -> str:
+    if isinstance(expected, frozenset):
+        return " or ".join(str(version) for version in sorted(expected))
+    return str(expected)
+
+
+def _stale(scenario_id: int, what: str) -> PreconditionFailed:
+    return PreconditionFailed(f"scenario {scenario_id} {what}: read it again and re-apply your change")
+
+
+def _flush_conditional(session: Session, scenario_id: int) -> None:
+    """Flush the scenario's write; the version check in its WHERE clause (or the unique version
+    number) failing means another writer changed it first: a 412, never a 500."""
+    try:
+        session.flush()
+    except (StaleDataError, IntegrityError) as error:
+        raise _stale(scenario_id, "was changed by another request at the same time") from error
 
 
 def update_scenario(
-    session: Session, scenario_id: int, body: ScenarioUpdate, expected_version: int | None
+    session: Session,
+    scenario_id: int,
+    body: ScenarioUpdate,
+    expected_version: Expected,
+    actor: Actor,
+    now: dt.datetime,
 ) -> ScenarioRecord:
-    scenario = get_scenario(session, scenario_id)
-    _check_version(scenario, expected_version)
-    now = _now()
+    scenario = _lock_for_write(session, scenario_id, expected_version)
     stored, catalog_version = _stored_body(session, body, now)
-    scenario.current_version += 1
+    edited = scenario.current_version
+    scenario.current_version = edited + 1
     scenario.name = body.name
     scenario.tags = list(body.tags)
     scenario.updated_at = now
+    _flush_conditional(session, scenario_id)  # the scenario row first: the compare-and-set
     scenario.versions.append(
         ScenarioVersion(
             version=scenario.current_version,
@@ -157,15 +211,20 @@ def update_scenario(
             note=body.note,
         )
     )
-    session.flush()
+    _flush_conditional(session, scenario_id)
+    detail = {"name": body.name, "version": scenario.current_version, "edited_version": edited}
+    record_audit(session, actor, "scenario.update", f"scenario:{scenario_id}", detail, now)
     return scenario
 
 
-def delete_scenario(session: Session, scenario_id: int, expected_version: int | None) -> None:
-    scenario = get_scenario(session, scenario_id)
-    _check_version(scenario, expected_version)
+def delete_scenario(
+    session: Session, scenario_id: int, expected_version: Expected, actor: Actor, now: dt.datetime
+) -> None:
+    scenario = _lock_for_write(session, scenario_id, expected_version)
+    detail = {"name": scenario.name, "version": scenario.current_version}
     session.delete(scenario)
-    session.flush()
+    _flush_conditional(session, scenario_id)
+    record_audit(session, actor, "scenario.delete", f"scenario:{scenario_id}", detail, now)
 
 
 # --- evaluation -------------------------------------------------------------------------------

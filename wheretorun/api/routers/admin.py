@@ -18,7 +18,16 @@ from wheretorun.api.admin_schemas import (
     OverrideCreate,
     OverrideRead,
 )
-from wheretorun.api.deps import AdminKey, ClockDep, FetcherDep, ReadKey, SessionDep, SettingsDep, WriteKey
+from wheretorun.api.deps import (
+    AdminKey,
+    ClockDep,
+    FetcherDep,
+    ReadKey,
+    SessionDep,
+    SettingsDep,
+    WriteKey,
+    WriteSessionDep,
+)
 from wheretorun.api.schemas import PageRead, RowId
 from wheretorun.bounds import NO_NUL
 from wheretorun.errors import InvalidInput, PayloadTooLarge
@@ -234,7 +243,7 @@ def list_overrides(
     responses={**AUTH, 422: _problem("Invalid override")},
 )
 def create_override(
-    actor: WriteKey, session: SessionDep, clock: ClockDep, body: OverrideCreate
+    session: WriteSessionDep, actor: WriteKey, clock: ClockDep, body: OverrideCreate
 ) -> OverrideRead:
     """A negotiated price for a provider, effective from now (or a later `effective_from`)."""
     spec = overrides.OverrideSpec(**body.model_dump())
@@ -247,7 +256,9 @@ def create_override(
     response_model=OverrideRead,
     responses={**AUTH, 404: _problem("No such override"), 409: _problem("Already ended")},
 )
-def end_override(actor: WriteKey, session: SessionDep, clock: ClockDep, override_id: RowId) -> OverrideRead:
+def end_override(
+    session: WriteSessionDep, actor: WriteKey, clock: ClockDep, override_id: RowId
+) -> OverrideRead:
     """Stop an override now. It stays on record (and in force for reads `as_of` before now)."""
     return OverrideRead.of(overrides.end_override(session, override_id, actor, clock()))
 

@@ -1,7 +1,10 @@
 """`/v1/scenarios`: saved, versioned finance scenarios, their evaluation, comparison and exports.
 
-Updates and deletes need `If-Match` with the scenario's ETag (`"v3"`): a stale one is a 412, a
-missing one a 428. Evaluations answer JSON, or the cash-flow table as CSV / XLSX
+Creating, updating and deleting need an API key of scope `write` (and are in the audit log); the
+other routes are reads and follow `WHERETORUN_REQUIRE_KEY_FOR_READS`, like the catalog. Updates and
+deletes need `If-Match` with the scenario's ETag (`"v3"`, a list of them, or `*` for any current
+version): a stale one is a 412, a missing one a 428. The check and the write are one atomic
+compare-and-set in the database, so of concurrent writers naming the same version exactly one wins. Evaluations answer JSON, or the cash-flow table as CSV / XLSX
 (`?format=csv|xlsx` or an `Accept` header); charts are SVG or PNG.
 """
 
@@ -9,10 +12,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt
 
-from wheretorun.api.deps import SessionDep
+from wheretorun.api.deps import ClockDep, SessionDep, WriteKey, WriteSessionDep, catalog_reads
 from wheretorun.api.schemas import PageRead, RowId, TextQuery
 from wheretorun.bounds import NO_NUL, distinct
 from wheretorun.errors import InvalidInput
@@ -34,14 +37,21 @@ from wheretorun.scenarios.schemas import (
 )
 
 router = APIRouter(prefix="/v1/scenarios", tags=["scenarios"])
+READ = [Depends(catalog_reads)]  # every route but the three writes: a key only if reads need one
 
 PROBLEM: dict[str, Any] = {"content": {"application/problem+json": {}}}
 ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"description": "No such scenario or version", **PROBLEM},
     422: {"description": "Invalid input; `errors[].field` names it", **PROBLEM},
 }
-VERSIONED: dict[int | str, dict[str, Any]] = {
+WRITES: dict[int | str, dict[str, Any]] = {
     **ERRORS,
+    401: {"description": "No API key, or an unknown or revoked one", **PROBLEM},
+    403: {"description": "The key's scope is below `write`", **PROBLEM},
+    409: {"description": "Another write held the database for too long; nothing was changed", **PROBLEM},
+}
+VERSIONED: dict[int | str, dict[str, Any]] = {
+    **WRITES,
     412: {"description": "If-Match names a version that is no longer current", **PROBLEM},
     428: {"description": "If-Match is missing", **PROBLEM},
 }
@@ -98,21 +108,33 @@ def _snapshots(request: Request) -> SnapshotCache:
     return cache
 
 
-ETAG_PATTERN = r'^(W/)?"v[0-9]{1,16}"$'
-"""A scenario ETag as the API sends it (`"v3"`), optionally weak (`W/"v3"`)."""
+_ONE_ETAG = r'(W/)?"v[0-9]{1,16}"'
+ETAG_PATTERN = rf"^(\*|{_ONE_ETAG}( *, *{_ONE_ETAG})*)$"
+"""`If-Match` as RFC 9110 has it: `*` (any current version), or one or more scenario ETags as the
+API sends them (`"v3"`, `"v3", "v4"`), each optionally weak (`W/"v3"`)."""
 
 
 def _etag(version: int) -> str:
     return f'"v{version}"'
 
 
-def _expected_version(if_match: str | None) -> int | None:
+def _expected_version(if_match: str | None) -> service.Expected:
+    """The versions `If-Match` names: `*` (any), or a list of ETags (`"v3"`, `"v3", "v4"`).
+
+    A weak tag (`W/"v3"`) is read as the strong one: this API only hands out strong ETags, and a
+    client or proxy that marked one weak still means that version.
+    """
     if if_match is None:
         return None
-    tag = if_match.strip().removeprefix("W/").strip('"')
-    if not tag.startswith("v") or not tag[1:].isdigit():
-        raise InvalidInput("header.if-match", f'expected an ETag like "v3", got {if_match!r}')
-    return int(tag[1:])
+    if if_match.strip() == "*":
+        return service.ANY_VERSION
+    versions: set[int] = set()
+    for part in if_match.split(","):
+        tag = part.strip().removeprefix("W/").strip('"')
+        if not tag.startswith("v") or not tag[1:].isdigit() or len(tag) > 12:
+            raise InvalidInput("header.if-match", f'expected an ETag like "v3" or *, got {if_match!r}')
+        versions.add(int(tag[1:]))
+    return versions.pop() if len(versions) == 1 else frozenset(versions)
 
 
 def _read(scenario: ScenarioRecord) -> ScenarioRead:
@@ -155,7 +177,10 @@ IfMatch = Annotated[
     str,
     Header(
         pattern=ETAG_PATTERN,
-        description='The ETag of the version you edit (`"v3"`, from GET). Without it: 428.',
+        description=(
+            'The ETag of the version you edit (`"v3"`, from GET), a list of them, or `*` for whatever '
+            "version is current. Without it: 428."
+        ),
         examples=['"v1"'],
     ),
 ]
@@ -164,16 +189,25 @@ ChartFormatQuery = Annotated[Literal["svg", "png"] | None, Query(alias="format")
 
 
 @router.post(
-    "", operation_id="create_scenario", status_code=201, response_model=ScenarioRead, responses=ERRORS
+    "", operation_id="create_scenario", status_code=201, response_model=ScenarioRead, responses=WRITES
 )
-def create_scenario(session: SessionDep, body: ScenarioCreate, response: Response) -> ScenarioRead:
-    scenario = service.create_scenario(session, body)
+def create_scenario(
+    session: WriteSessionDep, actor: WriteKey, clock: ClockDep, body: ScenarioCreate, response: Response
+) -> ScenarioRead:
+    """Save a scenario as version 1. Needs a `write` key; the audit log records it."""
+    scenario = service.create_scenario(session, body, actor, clock())
     response.headers["ETag"] = _etag(scenario.current_version)
     response.headers["Location"] = f"/v1/scenarios/{scenario.id}"
     return _read(scenario)
 
 
-@router.get("", operation_id="list_scenarios", response_model=PageRead[ScenarioRead], responses=ERRORS)
+@router.get(
+    "",
+    operation_id="list_scenarios",
+    response_model=PageRead[ScenarioRead],
+    responses=ERRORS,
+    dependencies=READ,
+)
 def list_scenarios(
     session: SessionDep,
     tag: TextQuery = None,
@@ -185,7 +219,7 @@ def list_scenarios(
     return PageRead(items=[_read(s) for s in page.items], total=page.total, limit=limit, offset=offset)
 
 
-@router.post("/evaluate", operation_id="evaluate_unsaved_scenario", responses=FILES)
+@router.post("/evaluate", operation_id="evaluate_unsaved_scenario", responses=FILES, dependencies=READ)
 def evaluate_unsaved(
     session: SessionDep,
     request: Request,
@@ -200,7 +234,7 @@ def evaluate_unsaved(
     return _table_or_json(evaluated, fmt, "scenario")
 
 
-@router.post("/charts/{chart}", operation_id="chart_unsaved_scenario", responses=FILES)
+@router.post("/charts/{chart}", operation_id="chart_unsaved_scenario", responses=FILES, dependencies=READ)
 def chart_unsaved(
     session: SessionDep,
     request: Request,
@@ -215,7 +249,7 @@ def chart_unsaved(
     return Response(exports.chart_file(analyses, chart, fmt, plan), media_type=exports.MEDIA_TYPES[fmt])
 
 
-@router.post("/compare", operation_id="compare_scenarios", responses=ERRORS)
+@router.post("/compare", operation_id="compare_scenarios", responses=ERRORS, dependencies=READ)
 def compare(session: SessionDep, request: Request, body: CompareRequest) -> dict[str, Any]:
     """Plans of two or more scenarios side by side, with deltas per cost line against the first."""
     bodies: list[tuple[str, ScenarioBody]] = []
@@ -225,7 +259,13 @@ def compare(session: SessionDep, request: Request, body: CompareRequest) -> dict
     return service.compare_scenarios(session, bodies, _snapshots(request))
 
 
-@router.get("/{scenario_id}", operation_id="get_scenario", response_model=ScenarioRead, responses=ERRORS)
+@router.get(
+    "/{scenario_id}",
+    operation_id="get_scenario",
+    response_model=ScenarioRead,
+    responses=ERRORS,
+    dependencies=READ,
+)
 def get_scenario(session: SessionDep, scenario_id: RowId, response: Response) -> ScenarioRead:
     scenario = service.get_scenario(session, scenario_id)
     response.headers["ETag"] = _etag(scenario.current_version)
@@ -236,21 +276,27 @@ def get_scenario(session: SessionDep, scenario_id: RowId, response: Response) ->
     "/{scenario_id}", operation_id="update_scenario", response_model=ScenarioRead, responses=VERSIONED
 )
 def update_scenario(
-    session: SessionDep,
+    session: WriteSessionDep,
+    actor: WriteKey,
+    clock: ClockDep,
     scenario_id: RowId,
     body: ScenarioUpdate,
     response: Response,
     if_match: IfMatch,
 ) -> ScenarioRead:
-    """Save a new version. `If-Match` must carry the current ETag."""
-    scenario = service.update_scenario(session, scenario_id, body, _expected_version(if_match))
+    """Save a new version. `If-Match` must carry the current ETag (or `*`). Needs a `write` key."""
+    expected = _expected_version(if_match)
+    scenario = service.update_scenario(session, scenario_id, body, expected, actor, clock())
     response.headers["ETag"] = _etag(scenario.current_version)
     return _read(scenario)
 
 
 @router.delete("/{scenario_id}", operation_id="delete_scenario", status_code=204, responses=VERSIONED)
-def delete_scenario(session: SessionDep, scenario_id: RowId, if_match: IfMatch) -> Response:
-    service.delete_scenario(session, scenario_id, _expected_version(if_match))
+def delete_scenario(
+    session: WriteSessionDep, actor: WriteKey, clock: ClockDep, scenario_id: RowId, if_match: IfMatch
+) -> Response:
+    """Delete a scenario and all its versions. `If-Match` as for updates; needs a `write` key."""
+    service.delete_scenario(session, scenario_id, _expected_version(if_match), actor, clock())
     return Response(status_code=204)
 
 
@@ -259,6 +305,7 @@ def delete_scenario(session: SessionDep, scenario_id: RowId, if_match: IfMatch) 
     operation_id="list_scenario_versions",
     response_model=list[ScenarioVersionRead],
     responses=ERRORS,
+    dependencies=READ,
 )
 def list_versions(session: SessionDep, scenario_id: RowId) -> list[ScenarioVersionRead]:
     scenario = service.get_scenario(session, scenario_id)
@@ -270,6 +317,7 @@ def list_versions(session: SessionDep, scenario_id: RowId) -> list[ScenarioVersi
     operation_id="get_scenario_version",
     response_model=ScenarioVersionRead,
     responses=ERRORS,
+    dependencies=READ,
 )
 def get_version(session: SessionDep, scenario_id: RowId, version: RowId) -> ScenarioVersionRead:
     return ScenarioVersionRead.model_validate(
@@ -277,7 +325,7 @@ def get_version(session: SessionDep, scenario_id: RowId, version: RowId) -> Scen
     )
 
 
-@router.post("/{scenario_id}/evaluate", operation_id="evaluate_scenario", responses=FILES)
+@router.post("/{scenario_id}/evaluate", operation_id="evaluate_scenario", responses=FILES, dependencies=READ)
 def evaluate_saved(
     session: SessionDep,
     request: Request,
@@ -296,7 +344,9 @@ def evaluate_saved(
     return _table_or_json(evaluated, fmt, filename)
 
 
-@router.post("/{scenario_id}/charts/{chart}", operation_id="chart_scenario", responses=FILES)
+@router.post(
+    "/{scenario_id}/charts/{chart}", operation_id="chart_scenario", responses=FILES, dependencies=READ
+)
 def chart_saved(
     session: SessionDep,
     request: Request,
