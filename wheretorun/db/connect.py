@@ -27,6 +27,7 @@ def create_db_engine(url: str, **kwargs: Any) -> Engine:
         engine = create_engine(url, connect_args=connect_args, **kwargs)
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)
+        event.listen(engine, "reset", _sqlite_reset)
         return engine
     return create_engine(url, pool_pre_ping=True, **kwargs)
 
@@ -48,6 +49,13 @@ def _sqlite_begin(connection: Any) -> None:
     # writer has since changed into a writer: it fails at once ("database is locked"), without waiting.
     writer = connection.get_execution_options().get(_WRITER, False)
     connection.exec_driver_sql("BEGIN IMMEDIATE" if writer else "BEGIN")
+
+
+def _sqlite_reset(dbapi_connection: Any, _record: Any, _state: Any) -> None:
+    # A COMMIT that SQLite refuses (a deferred foreign key) leaves its transaction open, while
+    # SQLAlchemy counts it as ended and skips its own rollback: end it before the connection is reused.
+    if dbapi_connection.in_transaction:
+        dbapi_connection.rollback()
 
 
 def begin_write(session: Session) -> None:
