@@ -26,6 +26,15 @@ def admin(seeded_engine: Engine, session_factory: sessionmaker[Session]) -> Iter
         yield made
 
 
+RECOMMENDATION = {
+    "workload": {
+        "kind": "inference",
+        "model": "llama-3.1-8b",
+        "requests_per_day": 20000,
+        "input_tokens": 1000,
+        "output_tokens": 250,
+    },
+}
 OVERRIDE = {"applies_to": "cloud_offers", "provider": "nebius", "multiplier": "0.9", "reason": "agreement"}
 
 
@@ -40,7 +49,7 @@ def scenario_count(session: Session) -> int:
 def test_a_retried_create_returns_the_first_scenario_and_creates_nothing(
     admin: AdminApp, session: Session
 ) -> None:
-    headers = key()
+    headers = {**key(), **admin.auth("write")}
     before = scenario_count(session)
     first = admin.client.post("/v1/scenarios", json=BODY, headers=headers)
     assert first.status_code == 201, first.text
@@ -58,13 +67,16 @@ def test_a_retried_create_returns_the_first_scenario_and_creates_nothing(
 
 def test_without_a_key_every_post_creates(admin: AdminApp, session: Session) -> None:
     before = scenario_count(session)
-    ids = {admin.client.post("/v1/scenarios", json=BODY).json()["id"] for _ in range(2)}
+    ids = {
+        admin.client.post("/v1/scenarios", json=BODY, headers=admin.auth("write")).json()["id"]
+        for _ in range(2)
+    }
     assert len(ids) == 2
     assert scenario_count(session) == before + 2
 
 
 def test_the_same_key_with_another_body_is_refused(admin: AdminApp, session: Session) -> None:
-    headers = key()
+    headers = {**key(), **admin.auth("write")}
     assert admin.client.post("/v1/scenarios", json=BODY, headers=headers).status_code == 201
     before = scenario_count(session)
     other = admin.client.post("/v1/scenarios", json={**BODY, "name": "something else"}, headers=headers)
@@ -77,12 +89,13 @@ def test_the_same_key_with_another_body_is_refused(admin: AdminApp, session: Ses
 
 @pytest.mark.parametrize("value", ["", "has space", "x" * 256, "naïve"])
 def test_malformed_keys_are_422(admin: AdminApp, value: str) -> None:
-    response = admin.client.post("/v1/scenarios", json=BODY, headers={"Idempotency-Key": value.encode()})
+    headers = {"Idempotency-Key": value.encode(), **admin.auth("write")}
+    response = admin.client.post("/v1/scenarios", json=BODY, headers=headers)
     assert assert_problem(response, 422)["errors"][0]["field"] == "header.idempotency-key"
 
 
 def test_a_failed_request_is_not_remembered(admin: AdminApp) -> None:
-    headers = key()
+    headers = {**key(), **admin.auth("write")}
     broken = {**BODY, "plans": []}
     assert_problem(admin.client.post("/v1/scenarios", json=broken, headers=headers), 422)
     # The key is free again: the corrected request runs, and its retry replays it.
@@ -98,16 +111,20 @@ def test_a_key_still_in_flight_is_409(admin: AdminApp, session_factory: sessionm
     store = SqlIdempotencyStore(session_factory, ttl_seconds=3600)
     body = json.dumps(BODY).encode()
     assert (
-        store.claim(RequestKey("anonymous", "POST", "/v1/scenarios", value), fingerprint(b"", body)) is None
+        store.claim(
+            RequestKey(f"key:{admin.keys['write'][0]}", "POST", "/v1/scenarios", value),
+            fingerprint(b"", body),
+        )
+        is None
     )
-    headers = {"Idempotency-Key": value, "Content-Type": "application/json"}
+    headers = {"Idempotency-Key": value, "Content-Type": "application/json", **admin.auth("write")}
     response = admin.client.post("/v1/scenarios", content=body, headers=headers)
     assert_problem(response, 409)
     assert response.headers["retry-after"] == "1"
 
 
 def test_an_expired_record_is_forgotten(admin: AdminApp, session_factory: sessionmaker[Session]) -> None:
-    headers = key()
+    headers = {**key(), **admin.auth("write")}
     first = admin.client.post("/v1/scenarios", json=BODY, headers=headers).json()
     with session_factory.begin() as session:
         past = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)
@@ -121,7 +138,7 @@ def test_an_expired_record_is_forgotten(admin: AdminApp, session_factory: sessio
 def test_records_expire_after_the_configured_time(admin: AdminApp, session: Session) -> None:
     value = str(uuid.uuid4())
     before = dt.datetime.now(dt.UTC)
-    admin.client.post("/v1/scenarios", json=BODY, headers={"Idempotency-Key": value})
+    admin.client.post("/v1/recommendations", json=RECOMMENDATION, headers={"Idempotency-Key": value})
     record = session.scalars(
         select(IdempotencyRecord).where(IdempotencyRecord.idempotency_key == value)
     ).one()
@@ -178,15 +195,7 @@ def test_imports_are_idempotent_but_dry_runs_are_not_remembered(admin: AdminApp)
 
 
 def test_recommendations_replay_too(admin: AdminApp) -> None:
-    body = {
-        "workload": {
-            "kind": "inference",
-            "model": "llama-3.1-8b",
-            "requests_per_day": 20000,
-            "input_tokens": 1000,
-            "output_tokens": 250,
-        },
-    }
+    body = RECOMMENDATION
     headers = key()
     first = admin.client.post("/v1/recommendations", json=body, headers=headers)
     assert first.status_code == 200, first.text
@@ -196,7 +205,7 @@ def test_recommendations_replay_too(admin: AdminApp) -> None:
 
 
 def test_other_routes_ignore_the_header(admin: AdminApp) -> None:
-    created = admin.client.post("/v1/scenarios", json=BODY).json()
+    created = admin.client.post("/v1/scenarios", json=BODY, headers=admin.auth("write")).json()
     headers = key()
     for _ in range(2):
         response = admin.client.post(f"/v1/scenarios/{created['id']}/evaluate", json={}, headers=headers)
@@ -211,8 +220,10 @@ def test_an_unreachable_store_is_503_for_keyed_requests_and_fails_open_for_the_l
         try:
             for _ in range(3):  # the limit cannot be counted: requests go through
                 assert admin.client.get("/v1/models", params={"limit": 1}).status_code == 200
-            keyed = admin.client.post("/v1/scenarios", json=BODY, headers=key())
+            keyed = admin.client.post("/v1/scenarios", json=BODY, headers={**key(), **admin.auth("write")})
             assert "cannot be reached" in assert_problem(keyed, 503)["detail"]
-            assert admin.client.post("/v1/scenarios", json=BODY).status_code == 201
+            assert (
+                admin.client.post("/v1/scenarios", json=BODY, headers=admin.auth("write")).status_code == 201
+            )
         finally:
             admin.app.state.redis.close()

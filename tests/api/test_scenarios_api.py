@@ -10,7 +10,10 @@ from typing import Any
 
 import openpyxl
 import pytest
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
 
+from tests.import_support import admin_app, assert_problem
 from wheretorun.api.inprocess import InProcessClient
 
 HOSTED = {"kind": "custom", "name": "hosted", "usage": [{"name": "tokens", "usd_per_unit": 0.6}]}
@@ -290,3 +293,77 @@ def test_a_recommended_plan_that_cannot_exist_is_422(client: InProcessClient) ->
     assert response.status_code == 422, response.text
     fields = [error["field"] for error in response.json()["errors"]]
     assert fields == ["body.plans.0.option"]
+
+
+# --- keys, audit, If-Match forms, filters (issue 10) ------------------------------------------------
+
+
+def test_scenario_writes_need_a_write_key_and_are_audited(
+    seeded_engine: Engine, session_factory: sessionmaker[Session]
+) -> None:
+    with admin_app(seeded_engine, session_factory) as admin:
+        client = admin.client
+        assert_problem(client.post("/v1/scenarios", json=BODY), 401)
+        assert_problem(client.post("/v1/scenarios", json=BODY, headers=admin.auth("read")), 403)
+        created = client.post("/v1/scenarios", json=BODY, headers=admin.auth("write"))
+        assert created.status_code == 201, created.text
+        path = f"/v1/scenarios/{created.json()['id']}"
+        # Reads follow the catalog's setting: open by default.
+        assert client.get(path).status_code == 200
+        assert client.post(f"{path}/evaluate").status_code == 200
+        for method, options in (("PUT", {"json": BODY}), ("DELETE", {})):
+            headers = {"If-Match": '"v1"'}
+            assert_problem(client.request(method, path, headers=headers, **options), 401)
+            with_read_key = {**headers, **admin.auth("read")}
+            assert_problem(client.request(method, path, headers=with_read_key, **options), 403)
+        assert client.get(path).json()["version"] == 1, "refused writes changed nothing"
+        write = {"If-Match": '"v1"', **admin.auth("write")}
+        assert client.put(path, json={**BODY, "name": "renamed"}, headers=write).status_code == 200
+        assert client.delete(path, headers={**write, "If-Match": '"v2"'}).status_code == 204
+        audit = client.get("/v1/admin/audit", params={"limit": 10}, headers=admin.auth("admin")).json()
+    scenario_entries = [e for e in audit["items"] if e["action"].startswith("scenario.")]
+    target = f"scenario:{created.json()['id']}"
+    assert [(e["action"], e["target"]) for e in scenario_entries] == [
+        ("scenario.delete", target),
+        ("scenario.update", target),
+        ("scenario.create", target),
+    ]
+    write_key_id = admin.keys["write"][0]
+    assert {e["api_key_id"] for e in scenario_entries} == {write_key_id}
+    assert scenario_entries[1]["detail"] == {"name": "renamed", "version": 2, "edited_version": 1}
+
+
+def test_scenario_reads_need_a_key_when_catalog_reads_do(
+    seeded_engine: Engine, session_factory: sessionmaker[Session]
+) -> None:
+    with admin_app(seeded_engine, session_factory, require_key_for_reads=True) as admin:
+        created = admin.client.post("/v1/scenarios", json=BODY, headers=admin.auth("write")).json()
+        path = f"/v1/scenarios/{created['id']}"
+        for method, url in (("GET", path), ("GET", "/v1/scenarios"), ("POST", f"{path}/evaluate")):
+            assert_problem(admin.client.request(method, url), 401)
+            assert admin.client.request(method, url, headers=admin.auth("read")).status_code == 200
+
+
+def test_if_match_star_and_lists_follow_rfc_9110(client: InProcessClient) -> None:
+    scenario_id = create(client)["id"]
+    path = f"/v1/scenarios/{scenario_id}"
+    star = client.put(path, json=BODY, headers={"If-Match": "*"})
+    assert star.status_code == 200, star.text
+    assert star.headers["etag"] == '"v2"'
+    assert client.put(path, json=BODY, headers={"If-Match": '"v1", "v2"'}).headers["etag"] == '"v3"'
+    assert_problem(client.put(path, json=BODY, headers={"If-Match": '"v1", "v2"'}), 412)
+    bad = assert_problem(client.put(path, json=BODY, headers={"If-Match": "v3"}), 422)
+    assert bad["errors"][0]["field"] == "header.if-match"
+    assert_problem(client.delete("/v1/scenarios/999999", headers={"If-Match": "*"}), 404)
+    assert client.delete(path, headers={"If-Match": "*"}).status_code == 204
+
+
+def test_like_wildcards_in_name_filters_match_literally(client: InProcessClient) -> None:
+    plain = create(client, name="plain name")["id"]
+    underscored = create(client, name="with_underscore 100%")["id"]
+    for q, expected in (("_", {underscored}), ("%", {underscored}), ("n_n", set())):
+        found = {s["id"] for s in client.get("/v1/scenarios", params={"q": q, "limit": 500}).json()["items"]}
+        assert found & {plain, underscored} == expected, q
+    models = client.get("/v1/models", params={"q": "_", "limit": 500}).json()
+    assert models["total"] < client.get("/v1/models", params={"limit": 1}).json()["total"]
+    assert all("_" in m["id"] or "_" in m["name"] for m in models["items"])

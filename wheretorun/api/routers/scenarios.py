@@ -10,6 +10,7 @@ compare-and-set in the database, so of concurrent writers naming the same versio
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
@@ -118,6 +119,9 @@ def _etag(version: int) -> str:
     return f'"v{version}"'
 
 
+_ETAG = re.compile(r'(?:W/)?"v(?P<version>[0-9]{1,10})"')
+
+
 def _expected_version(if_match: str | None) -> service.Expected:
     """The versions `If-Match` names: `*` (any), or a list of ETags (`"v3"`, `"v3", "v4"`).
 
@@ -130,10 +134,10 @@ def _expected_version(if_match: str | None) -> service.Expected:
         return service.ANY_VERSION
     versions: set[int] = set()
     for part in if_match.split(","):
-        tag = part.strip().removeprefix("W/").strip('"')
-        if not tag.startswith("v") or not tag[1:].isdigit() or len(tag) > 12:
-            raise InvalidInput("header.if-match", f'expected an ETag like "v3" or *, got {if_match!r}')
-        versions.add(int(tag[1:]))
+        match = _ETAG.fullmatch(part.strip())
+        if match is None:
+            raise InvalidInput("header.if-match", f'expected an ETag like "v3", or *, got {if_match!r}')
+        versions.add(int(match["version"]))
     return versions.pop() if len(versions) == 1 else frozenset(versions)
 
 
