@@ -49,11 +49,11 @@ def clear_of_the_window_edge(margin: float = 5.0) -> None:
 
 def test_a_body_above_the_limit_is_413(small: AdminApp) -> None:
     big = {**BODY, "name": "x" * SMALL}
-    response = small.client.post("/v1/scenarios", json=big)
+    response = small.client.post("/v1/scenarios", json=big, headers=small.auth("write"))
     problem = assert_problem(response, 413)
     assert f"{SMALL:,} bytes" in problem["detail"]
     assert problem["request_id"] == response.headers["x-request-id"]
-    assert small.client.post("/v1/scenarios", json=BODY).status_code == 201
+    assert small.client.post("/v1/scenarios", json=BODY, headers=small.auth("write")).status_code == 201
 
 
 def test_a_streamed_body_without_a_length_is_counted(small: AdminApp) -> None:
@@ -73,7 +73,8 @@ def test_a_streamed_body_without_a_length_is_counted(small: AdminApp) -> None:
 def test_a_body_at_the_limit_passes_the_size_check(small: AdminApp) -> None:
     body = b'{"name": "' + b"x" * (SMALL - 12) + b'"}'
     assert len(body) == SMALL
-    response = small.client.post("/v1/scenarios", content=body, headers={"content-type": "application/json"})
+    headers = {"content-type": "application/json", **small.auth("write")}
+    response = small.client.post("/v1/scenarios", content=body, headers=headers)
     assert_problem(response, 422)  # read and validated, not refused for its size
 
 

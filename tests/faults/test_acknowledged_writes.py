@@ -74,7 +74,9 @@ def test_a_read_right_after_an_acknowledged_create_finds_it(database: ServedData
     with live_server(database.url, tmp_path / "server.log") as server, httpx.Client(timeout=30) as http:
         missing = []
         for _ in range(READ_AFTER_WRITE):
-            created = http.post(f"{server.url}/v1/scenarios", json=_named("read-after"), headers=database.auth)
+            created = http.post(
+                f"{server.url}/v1/scenarios", json=_named("read-after"), headers=database.auth
+            )
             assert created.status_code == 201, created.text
             if http.get(f"{server.url}{created.headers['location']}").status_code != 200:
                 missing.append(created.json()["id"])
@@ -114,7 +116,9 @@ def refusing_database(database: ServedDatabase) -> ServedDatabase:
     return database
 
 
-def test_a_commit_the_database_refuses_is_a_500_with_no_id_and_no_row(refusing_database: ServedDatabase) -> None:
+def test_a_commit_the_database_refuses_is_a_500_with_no_id_and_no_row(
+    refusing_database: ServedDatabase,
+) -> None:
     app = create_app(Settings(auto_seed=False), engine=refusing_database.engine)
     body = _named(REFUSED)
     with InProcessClient(app, headers=refusing_database.auth) as client:

@@ -108,7 +108,9 @@ def test_of_concurrent_updates_and_deletes_with_the_same_if_match_exactly_one_wi
                 assert final.json()["version"] == 2
 
 
-def test_concurrent_creates_all_succeed_without_busy_errors(served: tuple[ServedDatabase, LiveServer]) -> None:
+def test_concurrent_creates_all_succeed_without_busy_errors(
+    served: tuple[ServedDatabase, LiveServer],
+) -> None:
     """Writers queue for SQLite's write lock instead of failing ("database is locked" is not a 503)."""
     database, server = served
     requests = [

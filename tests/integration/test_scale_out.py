@@ -74,6 +74,7 @@ class Replicas:
     b: InProcessClient
     apps: tuple[FastAPI, FastAPI]
     engine: Engine  # a third connection pool, for looking at the database
+    auth: dict[str, str]  # a `write` key, which creating a scenario needs
 
     def scenarios_named(self, name: str) -> list[int]:
         with Session(self.engine) as session:
@@ -93,10 +94,14 @@ def replicas(request: pytest.FixtureRequest, schema: str, redis_prefix: str) -> 
         create_app(Settings(**settings), engine=engines[1]),
     )
     address = (f"10.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}", 5000)
+    with Session(engines[2]) as session, session.begin():
+        _key, token = create_api_key(
+            session, "scale-out-writer", Scope.WRITE, TEST_ACTOR, dt.datetime.now(dt.UTC)
+        )
     with ExitStack() as stack:
         a = stack.enter_context(InProcessClient(apps[0], client_address=address))
         b = stack.enter_context(InProcessClient(apps[1], client_address=address))
-        yield Replicas(a=a, b=b, apps=apps, engine=engines[2])
+        yield Replicas(a=a, b=b, apps=apps, engine=engines[2], auth={"Authorization": f"Bearer {token}"})
     for app in apps:
         if app.state.redis is not None:
             app.state.redis.close()
@@ -112,12 +117,12 @@ def warm_up(replicas: Replicas) -> None:
     """One plain create per replica first: FastAPI builds its validators on first use, and two
     threads doing that at once is not what these tests are about."""
     for client in (replicas.a, replicas.b):
-        assert client.post("/v1/scenarios", json=named("warm-up")).status_code == 201
+        assert client.post("/v1/scenarios", json=named("warm-up"), headers=replicas.auth).status_code == 201
 
 
 def test_a_retry_sent_to_the_other_replica_replays_the_first_response(replicas: Replicas) -> None:
     clear_of_the_window_edge()
-    body, headers = named("retried"), {"Idempotency-Key": str(uuid.uuid4())}
+    body, headers = named("retried"), {"Idempotency-Key": str(uuid.uuid4()), **replicas.auth}
     created = replicas.a.post("/v1/scenarios", json=body, headers=headers)
     assert created.status_code == 201, created.text
     retried = replicas.b.post("/v1/scenarios", json=body, headers=headers)
@@ -139,7 +144,7 @@ def test_concurrent_duplicates_run_once(replicas: Replicas) -> None:
         yield from get_session(request)
 
     replicas.apps[0].dependency_overrides[get_session] = slow_session
-    body, headers = named("concurrent"), {"Idempotency-Key": str(uuid.uuid4())}
+    body, headers = named("concurrent"), {"Idempotency-Key": str(uuid.uuid4()), **replicas.auth}
     results: dict[str, httpx.Response] = {}
 
     def send(name: str, client: InProcessClient) -> None:
@@ -161,7 +166,7 @@ def test_concurrent_duplicates_run_once(replicas: Replicas) -> None:
 def test_simultaneous_duplicates_create_one_scenario(replicas: Replicas) -> None:
     clear_of_the_window_edge(10)
     warm_up(replicas)
-    body, headers = named("race"), {"Idempotency-Key": str(uuid.uuid4())}
+    body, headers = named("race"), {"Idempotency-Key": str(uuid.uuid4()), **replicas.auth}
     barrier = threading.Barrier(2)
     statuses: list[tuple[int, str | None]] = []
 

@@ -32,14 +32,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from wheretorun.pricing.imports.checks import ProblemList, parse_amount, read_csv_grid, reject
+from wheretorun.pricing.imports.checks import ProblemList, load_json, parse_amount, read_csv_grid, reject
 from wheretorun.pricing.records import CommitmentTermRecord, EnergyPriceRecord, HardwarePriceRecord
 
 __all__ = [
@@ -307,12 +306,7 @@ def _csv_rows(text: str) -> list[tuple[int | str, dict[str, str]]]:
 
 def _json_rows(text: str) -> list[tuple[int | str, dict[str, str]]]:
     """JSON rows as text cells, so CSV and JSON are checked by the same code. `row` is 1-based."""
-    try:
-        document = json.loads(text, parse_float=Decimal)
-    except json.JSONDecodeError as error:
-        raise reject(
-            f"invalid JSON: {error.msg}", row=error.lineno, column=f"character {error.colno}"
-        ) from error
+    document = load_json(text)
     items = document.get("prices") if isinstance(document, dict) else document
     if not isinstance(items, list):
         raise reject('expected {"prices": [...]} or a list of price rows')

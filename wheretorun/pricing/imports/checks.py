@@ -15,6 +15,7 @@ import csv
 import datetime as dt
 import io
 import json
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -22,17 +23,27 @@ from typing import Any
 from wheretorun.errors import FileProblem, MalformedFile
 
 __all__ = [
+    "MAX_COLUMNS",
+    "MAX_JSON_DEPTH",
     "MAX_PROBLEMS",
     "ProblemList",
     "check_litellm",
     "check_skypilot",
     "decode_text",
+    "load_json",
     "parse_amount",
     "read_csv_grid",
     "reject",
 ]
 
 MAX_PROBLEMS = 50  # problems listed in one rejection; the count says how many more there were
+# Columns a CSV price file may have. SkyPilot's vms.csv has 11 (aws) to 13; canonical files 5. The
+# bound keeps the work per line small however the header was made.
+MAX_COLUMNS = 100
+# Nesting of a JSON price file: LiteLLM entries are 3 levels deep (table, entry, tiered price).
+MAX_JSON_DEPTH = 20
+# Digits of a JSON integer: a price or token count never needs more (Python refuses > 4,300 anyway).
+MAX_INTEGER_DIGITS = 30
 
 SKYPILOT_REQUIRED = (
     "InstanceType",
@@ -142,7 +153,10 @@ def read_csv_grid(text: str, required: Sequence[str]) -> tuple[list[str], list[t
         header = [cell.strip() for cell in next(reader, [])]
         if not any(header):
             raise reject("no header line", row=1)
-        for name in sorted({name for name in header if header.count(name) > 1}):
+        if len(header) > MAX_COLUMNS:
+            raise reject(f"{len(header):,} columns; a price file has at most {MAX_COLUMNS}", row=1)
+        counts = Counter(header)
+        for name in sorted(name for name, count in counts.items() if count > 1):
             problems.add(1, name, "the column appears more than once in the header")
         for name in required:
             if name not in header:
@@ -167,8 +181,9 @@ def read_csv_grid(text: str, required: Sequence[str]) -> tuple[list[str], list[t
     return header, rows
 
 
-def check_skypilot(text: str, provider: str) -> None:
+def check_skypilot(text: str, provider: str) -> list[tuple[int, dict[str, str]]]:
     """A SkyPilot `vms.csv`: columns by header name, every number a number, no negative values.
+    Returns its rows `(line, {column: cell})`.
 
     Rows without an `AcceleratorName` are host-only VMs; they are allowed and not imported. A row
     with one needs a positive `AcceleratorCount`, a `Region`, and (except GCP's attachable-GPU rows)
@@ -193,6 +208,7 @@ def check_skypilot(text: str, provider: str) -> None:
     if not accelerator_rows and not problems.count:
         problems.add(None, "AcceleratorName", "no row has an accelerator: nothing to import")
     problems.raise_if_any()
+    return rows
 
 
 def _check_number(problems: ProblemList, line: int, column: str, cell: str, bound: Decimal) -> None:
@@ -210,16 +226,18 @@ def _check_number(problems: ProblemList, line: int, column: str, cell: str, boun
 # --- LiteLLM JSON --------------------------------------------------------------------------------
 
 
-def check_litellm(text: str) -> list[str]:
-    """LiteLLM's price table: a JSON object of model entries; returns the model keys.
-
-    Rejects invalid or truncated JSON (with its line and column), duplicate keys, `NaN`/`Infinity`,
-    entries that are not objects, and prices that are not non-negative numbers. `null` is allowed
-    for a price (unknown); 0 is allowed too (LiteLLM's "free or unknown", stored as unknown).
-    """
+def load_json(text: str) -> Any:
+    """A JSON price file, strictly: numbers as `Decimal` (never float) and finite, integers of at
+    most `MAX_INTEGER_DIGITS` digits, no duplicate key in an object, at most `MAX_JSON_DEPTH` levels
+    of nesting. Anything else is a `MalformedFile` naming where it is (line and character when the
+    JSON itself is broken)."""
     try:
-        table = json.loads(
-            text, parse_float=Decimal, parse_constant=_no_constants, object_pairs_hook=_unique_keys
+        document = json.loads(
+            text,
+            parse_float=Decimal,
+            parse_int=_bounded_int,
+            parse_constant=_no_constants,
+            object_pairs_hook=_unique_keys,
         )
     except json.JSONDecodeError as error:
         raise reject(
@@ -227,6 +245,35 @@ def check_litellm(text: str) -> list[str]:
         ) from error
     except _JsonProblem as error:
         raise reject(str(error)) from error
+    except RecursionError as error:  # the parser gives up near the interpreter's recursion limit
+        raise reject(f"JSON nested too deeply; a price file needs at most {MAX_JSON_DEPTH} levels") from error
+    depth = _depth(document)
+    if depth > MAX_JSON_DEPTH:
+        raise reject(f"JSON nested {depth} levels deep; a price file needs at most {MAX_JSON_DEPTH}")
+    return document
+
+
+def _depth(document: Any) -> int:
+    """How deeply arrays and objects nest in `document` (a scalar is 0), without recursion."""
+    deepest = 0
+    pending: list[tuple[Any, int]] = [(document, 0)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, dict | list):
+            deepest = max(deepest, depth + 1)
+            children = value.values() if isinstance(value, dict) else value
+            pending.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def check_litellm(text: str) -> list[str]:
+    """LiteLLM's price table: a JSON object of model entries; returns the model keys.
+
+    Rejects invalid or truncated JSON (with its line and column), duplicate keys, `NaN`/`Infinity`,
+    entries that are not objects, and prices that are not non-negative numbers. `null` is allowed
+    for a price (unknown); 0 is allowed too (LiteLLM's "free or unknown", stored as unknown).
+    """
+    table = load_json(text)
     if not isinstance(table, dict):
         raise reject("the top level must be a JSON object mapping model ids to entries")
     problems = ProblemList()
@@ -275,6 +322,15 @@ def _cost_problems(value: object, per_token: bool) -> Iterator[str]:
 
 class _JsonProblem(ValueError):
     pass
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INTEGER_DIGITS:
+        raise _JsonProblem(
+            f"an integer of {len(digits.lstrip('-')):,} digits is not a price or a count "
+            f"(at most {MAX_INTEGER_DIGITS} digits)"
+        )
+    return int(digits)
 
 
 def _no_constants(name: str) -> Any:

@@ -18,7 +18,7 @@ against the current offers of every other provider, a LiteLLM table against itse
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 
 from wheretorun.pricing import repositories as repo
 from wheretorun.pricing.imports.canonical import read_canonical_prices
-from wheretorun.pricing.imports.checks import check_litellm, check_skypilot
+from wheretorun.pricing.imports.checks import ProblemList, check_litellm, check_skypilot
 from wheretorun.pricing.imports.tables import (
     API_PRICES,
     CLOUD_OFFERS,
@@ -89,12 +89,11 @@ def read_price_file(
     """
     if format == "skypilot":
         assert provider is not None
-        check_skypilot(text, provider)
+        lines = check_skypilot(text, provider)
         offers = read_skypilot_offers(text, provider, _resolver(), source)
         known = set(session.scalars(select(Accelerator.id)))
-        records = flag_cloud_outliers(
-            [_known_accelerator(offer, known) for offer in offers], _other_providers(session, provider)
-        )
+        _reject_unknown_accelerators(lines, offers, known)
+        records = flag_cloud_outliers(offers, _other_providers(session, provider))
         return IncomingPrices(
             [(Coverage(CLOUD_OFFERS, (("provider", provider),)), _rows(CLOUD_OFFERS, records))]
         )
@@ -154,11 +153,26 @@ def _where(table: PriceTable, record: Any) -> str:
     return table.label(tuple(getattr(record, name) for name in table.key))
 
 
-def _known_accelerator(offer: Any, known: set[str]) -> Any:
-    """An offer whose accelerator the catalog does not have keeps its name but no id."""
-    if offer.accelerator_id is None or offer.accelerator_id in known:
-        return offer
-    return replace(offer, accelerator_id=None)
+def _reject_unknown_accelerators(
+    lines: Sequence[tuple[int, dict[str, str]]], offers: Sequence[Any], known: set[str]
+) -> None:
+    """Every offer must name an accelerator the catalog has (an id or an alias of one): an offer of
+    an unknown part could be priced but never compared, so the file is rejected, naming the first
+    line of each unknown name."""
+    unknown = {offer.accelerator_name for offer in offers if offer.accelerator_id not in known}
+    if not unknown:
+        return
+    problems = ProblemList()
+    for line, row in lines:
+        name = row["AcceleratorName"]
+        if name in unknown:
+            unknown.discard(name)
+            problems.add(
+                line,
+                "AcceleratorName",
+                f"unknown accelerator {name!r}: not an id or alias in the catalog (GET /v1/accelerators)",
+            )
+    problems.raise_if_any()
 
 
 @lru_cache(maxsize=1)
