@@ -26,8 +26,8 @@ import httpx
 from sqlalchemy import Engine
 
 from tests.conftest import POSTGRES_URL, drop_postgres_schema, make_postgres_engine
+from wheretorun.db import create_db_engine, make_session_factory
 from wheretorun.pricing.bootstrap import prepare_database
-from wheretorun.pricing.db import create_db_engine, make_session_factory
 from wheretorun.security import Actor, Scope, create_api_key
 
 __all__ = ["LiveServer", "ServedDatabase", "free_port", "live_server", "served_database"]

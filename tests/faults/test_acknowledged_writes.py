@@ -125,7 +125,8 @@ def test_a_commit_the_database_refuses_is_a_500_with_no_id_and_no_row(
         response = client.post("/v1/scenarios", json=body)
         problem = assert_problem(response, 500)
         assert "nothing was saved" in problem["detail"]
-        assert "id" not in problem and "location" not in response.headers
+        assert "id" not in problem
+        assert "location" not in response.headers
         assert client.get("/v1/scenarios", params={"q": REFUSED}).json()["total"] == 0
         # The same request without the refusing name goes through: the refusal was the commit's.
         assert client.post("/v1/scenarios", json=_named("accepted")).status_code == 201

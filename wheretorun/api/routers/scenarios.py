@@ -4,8 +4,9 @@ Creating, updating and deleting need an API key of scope `write` (and are in the
 other routes are reads and follow `WHERETORUN_REQUIRE_KEY_FOR_READS`, like the catalog. Updates and
 deletes need `If-Match` with the scenario's ETag (`"v3"`, a list of them, or `*` for any current
 version): a stale one is a 412, a missing one a 428. The check and the write are one atomic
-compare-and-set in the database, so of concurrent writers naming the same version exactly one wins. Evaluations answer JSON, or the cash-flow table as CSV / XLSX
-(`?format=csv|xlsx` or an `Accept` header); charts are SVG or PNG.
+compare-and-set in the database, so of concurrent writers naming the same version exactly one wins.
+Evaluations answer JSON, or the cash-flow table as CSV / XLSX (`?format=csv|xlsx` or an `Accept`
+header); charts are SVG or PNG.
 """
 
 from __future__ import annotations
