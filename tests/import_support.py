@@ -153,6 +153,9 @@ def _canon(replace: str, by: str) -> bytes:
     return _CANONICAL.replace(replace, by, 1).encode()
 
 
+# A SkyPilot header of 200,000 columns (1.5 MB): the duplicate-column check was quadratic in it.
+WIDE_HEADER = (",".join(f"c{n}" for n in range(200_000)) + "\n").encode()
+
 MALFORMED: list[tuple[str, str, str | None, bytes, int | str | None, str | None, str]] = [
     ("empty file", "skypilot", "aws", b"", None, None, "empty"),
     ("blank file", "litellm", None, b"  \n\n", None, None, "empty"),
@@ -308,6 +311,21 @@ MALFORMED: list[tuple[str, str, str | None, bytes, int | str | None, str | None,
     ),
     ("canonical JSON row not an object", "canonical", None, b'{"prices": [42]}', 1, None, "JSON object"),
     ("empty canonical price", "canonical", None, _canon("0.11", ""), 3, "usd_per_kwh", "empty"),
+    # Issue 10: files that cost unbounded work, and JSON that is ambiguous.
+    ("200k columns", "skypilot", "aws", WIDE_HEADER, 1, None, "at most 100"),
+    ("JSON nested 200k deep", "litellm", None, b"[" * 200_000 + b"]" * 200_000, None, None, "nested"),
+    ("canonical JSON nested deep", "canonical", None, b"[" * 50 + b"]" * 50, None, None, "nested 50 levels"),
+    ("5,000-digit integer", "litellm", None, _lite("1e-06", "1" * 5000), None, None, "5,000 digits"),
+    (
+        "canonical duplicate key",
+        "canonical",
+        None,
+        b'{"prices": [{"kind": "energy", "key": "US/Ohio", "usd_per_kwh": 0.11, "usd_per_kwh": 0.01,'
+        b' "source": "EIA"}]}',
+        None,
+        None,
+        "duplicate key 'usd_per_kwh'",
+    ),
 ]
 
 

@@ -7,7 +7,9 @@ only compares the catalog before and after itself.
 
 from __future__ import annotations
 
+import re
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -118,10 +120,16 @@ def test_a_second_import_that_cannot_wait_gets_a_conflict_and_writes_nothing(
         before = fingerprint(session)
     paused, first = start_paused(pool, factory, nebius("3.0"))
     try:
-        with pytest.raises(Conflict, match="another import is running"):
+        started = time.monotonic()
+        with pytest.raises(Conflict, match="another import or write held the lock") as refused:
             import_in_own_transaction(factory, nebius("4.0"), lock_timeout_s=0.3)
+        elapsed = time.monotonic() - started
     finally:
         paused.release.set()
+    # The message states the wait there was (it once said "30 s" after 0.17 s).
+    stated = float(re.search(r"waited ([0-9.]+) s", str(refused.value)).group(1))  # type: ignore[union-attr]
+    assert 0.3 <= stated + 0.05
+    assert stated <= elapsed + 0.05
     assert first.result(timeout=20).status == "applied"
     with factory() as session:
         after = fingerprint(session)

@@ -84,8 +84,8 @@ SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 
 def get_write_session(session: SessionDep) -> Session:
     """The request's session, begun as a writer (`begin_write`: on SQLite it holds the write lock
-    from its first read). A route that writes takes this as its FIRST parameter, so the transaction
-    begins here, before the API key is looked up."""
+    from its first read, so what the write reads stays current). Routes that write take this
+    instead of `SessionDep`."""
     begin_write(session)
     return session
 
@@ -103,19 +103,23 @@ _bearer = HTTPBearer(
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 
 
-def _actor(session: Session, credentials: HTTPAuthorizationCredentials | None) -> Actor:
+def _actor(request: Request, credentials: HTTPAuthorizationCredentials | None) -> Actor:
+    """The key's actor, looked up in a short session of its own: the request's session (and so its
+    transaction) starts only when the handler uses it, so a writer's transaction has read nothing
+    before it takes its lock (SQLite cannot wait for a lock after it has read)."""
     if credentials is None:
         raise Unauthorized(
             "this needs an API key: send `Authorization: Bearer <key>` (made by `wheretorun keys create`)"
         )
-    return authenticate(session, credentials.credentials)
+    with request.app.state.session_factory() as session:
+        return authenticate(session, credentials.credentials)
 
 
-def requires(scope: Scope) -> Callable[[Request, Session, HTTPAuthorizationCredentials | None], Actor]:
+def requires(scope: Scope) -> Callable[[Request, HTTPAuthorizationCredentials | None], Actor]:
     """A dependency that answers 401 without a valid key and 403 when its scope is below `scope`."""
 
-    def dependency(request: Request, session: SessionDep, credentials: Credentials) -> Actor:
-        actor = _actor(session, credentials)
+    def dependency(request: Request, credentials: Credentials) -> Actor:
+        actor = _actor(request, credentials)
         request.state.api_key_id = actor.key_id  # for the access log
         require_scope(actor, scope)
         return actor
@@ -128,10 +132,10 @@ WriteKey = Annotated[Actor, Depends(requires(Scope.WRITE))]
 AdminKey = Annotated[Actor, Depends(requires(Scope.ADMIN))]
 
 
-def catalog_reads(settings: SettingsDep, session: SessionDep, credentials: Credentials) -> None:
+def catalog_reads(request: Request, settings: SettingsDep, credentials: Credentials) -> None:
     """Catalog reads are open, unless `WHERETORUN_REQUIRE_KEY_FOR_READS` asks for a key (any scope)."""
     if settings.require_key_for_reads:
-        _actor(session, credentials)
+        _actor(request, credentials)
 
 
 # --- injectable collaborators (tests override these) -------------------------------------------

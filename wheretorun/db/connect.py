@@ -8,11 +8,17 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
-__all__ = ["SQLITE_BUSY_TIMEOUT_S", "begin_write", "create_db_engine", "make_session_factory"]
+__all__ = [
+    "SQLITE_BUSY_TIMEOUT_S",
+    "begin_write",
+    "create_db_engine",
+    "make_session_factory",
+]
 
 # How long a SQLite write waits for another writer's lock before it gives up ("database is locked").
 SQLITE_BUSY_TIMEOUT_S = 5.0
 _WRITER = "wheretorun_writer"  # connection execution option: begin with the write lock held
+_WRITER_WAIT_MS = "wheretorun_writer_wait_ms"  # ... waiting this long for it instead of the busy timeout
 
 
 def create_db_engine(url: str, **kwargs: Any) -> Engine:
@@ -47,8 +53,18 @@ def _sqlite_begin(connection: Any) -> None:
     # A writer takes the write lock when it begins (waiting up to the busy timeout for another writer);
     # a plain BEGIN would read a snapshot first, and SQLite cannot turn a reader whose snapshot another
     # writer has since changed into a writer: it fails at once ("database is locked"), without waiting.
-    writer = connection.get_execution_options().get(_WRITER, False)
-    connection.exec_driver_sql("BEGIN IMMEDIATE" if writer else "BEGIN")
+    options = connection.get_execution_options()
+    if not options.get(_WRITER, False):
+        connection.exec_driver_sql("BEGIN")
+        return
+    wait_ms = options.get(_WRITER_WAIT_MS)
+    if wait_ms is not None:
+        connection.exec_driver_sql(f"PRAGMA busy_timeout = {int(wait_ms)}")
+    try:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+    finally:
+        if wait_ms is not None:
+            connection.exec_driver_sql(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
 
 
 def _sqlite_reset(dbapi_connection: Any, _record: Any, _state: Any) -> None:
@@ -58,18 +74,22 @@ def _sqlite_reset(dbapi_connection: Any, _record: Any, _state: Any) -> None:
         dbapi_connection.rollback()
 
 
-def begin_write(session: Session) -> None:
+def begin_write(session: Session, wait_s: float | None = None) -> None:
     """Begin `session`'s transaction as a writer, before it has run any statement.
 
     On SQLite this is `BEGIN IMMEDIATE`: the transaction holds the database's write lock from its first
     read, so what it reads stays current until it commits, and concurrent writers queue (up to the
     busy timeout) instead of failing. On PostgreSQL it is a plain BEGIN (rows are locked as written).
     A session bound to a connection that is already in a transaction (the tests' rolled-back
-    connection) opens a savepoint there as usual.
+    connection) opens a savepoint there as usual. `wait_s`: wait that long for SQLite's write lock
+    instead of the busy timeout.
     """
     if session.in_transaction():
         raise RuntimeError("begin_write() must come before the session's first statement")
-    session.connection(execution_options={_WRITER: True})
+    options: dict[str, Any] = {_WRITER: True}
+    if wait_s is not None:
+        options[_WRITER_WAIT_MS] = wait_s * 1000
+    session.connection(execution_options=options)
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:

@@ -38,7 +38,15 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from wheretorun.pricing.imports.checks import ProblemList, load_json, parse_amount, read_csv_grid, reject
+from wheretorun.pricing.imports.checks import (
+    MAX_PRICE_ROWS,
+    ProblemList,
+    load_json,
+    parse_amount,
+    read_csv_grid,
+    reject,
+    too_many_rows,
+)
 from wheretorun.pricing.records import CommitmentTermRecord, EnergyPriceRecord, HardwarePriceRecord
 
 __all__ = [
@@ -106,6 +114,8 @@ def read_canonical_prices(text: str, resolve_accelerator: Callable[[str], str | 
     `resolve_accelerator` maps an accelerator id or alias to the catalog id (None when unknown).
     """
     rows = _json_rows(text) if text.lstrip()[:1] in ("{", "[") else _csv_rows(text)
+    if len(rows) > MAX_PRICE_ROWS:
+        raise reject(too_many_rows(len(rows), "price rows"))
     problems = ProblemList()
     records: list[Record] = []
     first_seen: dict[tuple[str, ...], int | str] = {}

@@ -25,6 +25,7 @@ from wheretorun.errors import FileProblem, MalformedFile
 __all__ = [
     "MAX_COLUMNS",
     "MAX_JSON_DEPTH",
+    "MAX_PRICE_ROWS",
     "MAX_PROBLEMS",
     "ProblemList",
     "check_litellm",
@@ -34,12 +35,18 @@ __all__ = [
     "parse_amount",
     "read_csv_grid",
     "reject",
+    "too_many_rows",
 ]
 
 MAX_PROBLEMS = 50  # problems listed in one rejection; the count says how many more there were
 # Columns a CSV price file may have. SkyPilot's vms.csv has 11 (aws) to 13; canonical files 5. The
 # bound keeps the work per line small however the header was made.
 MAX_COLUMNS = 100
+# Priced rows one import may hold (SkyPilot rows with an accelerator, LiteLLM entries, canonical rows).
+# An import holds the catalog lock while it diffs and writes them, and on SQLite that lock is the
+# database's one write lock, which other writes wait for: the bound keeps that wait short (README,
+# "Price imports"; bench/import_bounds.py). The largest shipped files: RunPod 5,125 rows, LiteLLM ~4,900.
+MAX_PRICE_ROWS = 20_000
 # Nesting of a JSON price file: LiteLLM entries are 3 levels deep (table, entry, tiered price).
 MAX_JSON_DEPTH = 20
 # Digits of a JSON integer: a price or token count never needs more (Python refuses > 4,300 anyway).
@@ -207,8 +214,14 @@ def check_skypilot(text: str, provider: str) -> list[tuple[int, dict[str, str]]]
             problems.add(line, "InstanceType", "empty: only GCP lists GPUs without an instance type")
     if not accelerator_rows and not problems.count:
         problems.add(None, "AcceleratorName", "no row has an accelerator: nothing to import")
+    if accelerator_rows > MAX_PRICE_ROWS:
+        problems.add(None, None, too_many_rows(accelerator_rows, "rows with an accelerator"))
     problems.raise_if_any()
     return rows
+
+
+def too_many_rows(count: int, what: str) -> str:
+    return f"{count:,} {what}; one import takes at most {MAX_PRICE_ROWS:,}: split the file"
 
 
 def _check_number(problems: ProblemList, line: int, column: str, cell: str, bound: Decimal) -> None:
@@ -280,6 +293,8 @@ def check_litellm(text: str) -> list[str]:
     keys = [key for key in table if key != "sample_spec"]
     if not keys:
         problems.add(None, None, "no model entries: nothing to import")
+    if len(keys) > MAX_PRICE_ROWS:
+        raise reject(too_many_rows(len(keys), "model entries"))
     for key in keys:
         entry = table[key]
         if not isinstance(entry, dict):

@@ -20,13 +20,13 @@ from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
+from wheretorun.db import SQLITE_BUSY_TIMEOUT_S
 from wheretorun.errors import Conflict
 
 __all__ = ["lock_catalog_for_import"]
 
 _LOCK_CLASS = 0x57545231  # "WTR1": the advisory-lock namespace of catalog imports
 _POLL_S = 0.05
-_SQLITE_DEFAULT_BUSY_MS = 5000  # what `pricing/db.py` sets on every connection
 
 
 def lock_catalog_for_import(session: Session, timeout_s: float) -> None:
@@ -38,25 +38,35 @@ def lock_catalog_for_import(session: Session, timeout_s: float) -> None:
 
 
 def _lock_postgresql(session: Session, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
+    started = time.monotonic()
     statement = text("SELECT pg_try_advisory_xact_lock(:lock_class, hashtext(current_schema()))")
     while not session.scalar(statement, {"lock_class": _LOCK_CLASS}):
-        if time.monotonic() >= deadline:
-            raise _busy(timeout_s)
+        if time.monotonic() - started >= timeout_s:
+            raise _busy(time.monotonic() - started)
         time.sleep(_POLL_S)
 
 
 def _lock_sqlite(session: Session, timeout_s: float) -> None:
     session.execute(text(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}"))
+    started = time.monotonic()
     try:
         session.execute(text("UPDATE catalog_versions SET id = id WHERE 0"))
     except OperationalError as error:
         if "locked" not in str(error.orig):
             raise
-        raise _busy(timeout_s) from error
+        waited = time.monotonic() - started
+        if waited < timeout_s * 0.9:  # SQLite answered at once: it could not wait (see above)
+            raise Conflict(
+                f"another write was committed after this import had started reading the database "
+                f"(SQLite cannot wait then; it answered after {waited:.2f} s): retry the import"
+            ) from error
+        raise _busy(waited) from error
     finally:
-        session.execute(text(f"PRAGMA busy_timeout = {_SQLITE_DEFAULT_BUSY_MS}"))
+        session.execute(text(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}"))
 
 
-def _busy(timeout_s: float) -> Conflict:
-    return Conflict(f"another import is running (waited {timeout_s:g} s); retry when it has finished")
+def _busy(waited_s: float) -> Conflict:
+    return Conflict(
+        f"another import or write held the lock: this import waited {waited_s:.1f} s for it; "
+        "retry when it has finished"
+    )

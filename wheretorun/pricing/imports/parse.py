@@ -1,7 +1,9 @@
 """A price file -> the rows it holds for each price table, and the scope of rows it replaces.
 
 The strict checks run first (`checks.py`), then the same readers the seed uses
-(`wheretorun.pricing.sources`), so an imported file means exactly what a seeded one does.
+(`wheretorun.pricing.sources`), so an imported file means exactly what a seeded one does. Both need
+no database (`read_price_file`); what needs the catalog (known accelerators and models, accelerator
+aliases of canonical rows) comes after, under the import lock (`incoming_prices`).
 
 What a file covers, i.e. which current rows it may end as "removed":
 
@@ -17,15 +19,14 @@ against the current offers of every other provider, a LiteLLM table against itse
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Literal
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from wheretorun.pricing import repositories as repo
 from wheretorun.pricing.imports.canonical import read_canonical_prices
 from wheretorun.pricing.imports.checks import ProblemList, check_litellm, check_skypilot
 from wheretorun.pricing.imports.tables import (
@@ -38,19 +39,29 @@ from wheretorun.pricing.imports.tables import (
     PriceTable,
     Row,
 )
-from wheretorun.pricing.models import Accelerator, CloudOffer, Model
+from wheretorun.pricing.models import Accelerator, AcceleratorAlias, CloudOffer, Model
 from wheretorun.pricing.plausibility import CloudPricePoint, flag_cloud_outliers, flag_token_outliers
+from wheretorun.pricing.records import ApiPriceRecord, CloudOfferRecord
 from wheretorun.pricing.sources import (
     DATA_DIR,
     AliasResolver,
     hosted_index,
     load_resolver,
+    normalise_alias,
     read_litellm_prices,
     read_models,
     read_skypilot_offers,
 )
 
-__all__ = ["FORMATS", "Coverage", "Format", "IncomingPrices", "read_price_file"]
+__all__ = [
+    "FORMATS",
+    "Coverage",
+    "Format",
+    "IncomingPrices",
+    "ReadFile",
+    "incoming_prices",
+    "read_price_file",
+]
 
 Format = Literal["skypilot", "litellm", "canonical"]
 FORMATS: tuple[Format, ...] = ("skypilot", "litellm", "canonical")
@@ -79,33 +90,57 @@ class IncomingPrices:
         return sum(len(rows) for _, rows in self.parts)
 
 
-def read_price_file(
-    session: Session, format: Format, provider: str | None, text: str, source: str
-) -> IncomingPrices:
-    """Check and read `text`. Raises `MalformedFile`.
+@dataclass(frozen=True)
+class ReadFile:
+    """A price file checked and read without the catalog (the slow part of an import, done before
+    it takes its lock). `incoming_prices` then checks it against the catalog."""
+
+    format: Format
+    provider: str | None
+    text: str
+    offers: list[CloudOfferRecord] = field(default_factory=list)  # skypilot
+    lines: list[tuple[int, dict[str, str]]] = field(default_factory=list)  # skypilot: its CSV rows
+    api_prices: list[ApiPriceRecord] = field(default_factory=list)  # litellm
+
+
+def read_price_file(format: Format, provider: str | None, text: str, source: str) -> ReadFile:
+    """Check and read `text`, without the database. Raises `MalformedFile`.
 
     `source` is the label the SkyPilot and LiteLLM rows carry (the URL or the uploaded file);
-    canonical rows carry their own `source` column.
+    canonical rows carry their own `source` column (and are read by `incoming_prices`, which
+    resolves their accelerator names in the catalog).
     """
     if format == "skypilot":
         assert provider is not None
         lines = check_skypilot(text, provider)
         offers = read_skypilot_offers(text, provider, _resolver(), source)
-        known = set(session.scalars(select(Accelerator.id)))
-        _reject_unknown_accelerators(lines, offers, known)
-        records = flag_cloud_outliers(offers, _other_providers(session, provider))
-        return IncomingPrices(
-            [(Coverage(CLOUD_OFFERS, (("provider", provider),)), _rows(CLOUD_OFFERS, records))]
-        )
+        return ReadFile(format, provider, text, offers=offers, lines=lines)
     if format == "litellm":
         keys = check_litellm(text)
+        prices = read_litellm_prices(text, source, hosted_index(read_models(DATA_DIR, keys)))
+        return ReadFile(format, provider, text, api_prices=prices)
+    return ReadFile(format, provider, text)
+
+
+def incoming_prices(session: Session, read: ReadFile) -> IncomingPrices:
+    """The rows of each price table `read` holds, checked against the catalog. Raises `MalformedFile`."""
+    if read.format == "skypilot":
+        known = set(session.scalars(select(Accelerator.id)))
+        _reject_unknown_accelerators(read.lines, read.offers, known)
+        assert read.provider is not None
+        records = flag_cloud_outliers(read.offers, _other_providers(session, read.provider))
+        coverage = Coverage(CLOUD_OFFERS, (("provider", read.provider),))
+        return IncomingPrices([(coverage, _rows(CLOUD_OFFERS, records))])
+    if read.format == "litellm":
         known = set(session.scalars(select(Model.id)))
-        index = {
-            key: model for key, model in hosted_index(read_models(DATA_DIR, keys)).items() if model in known
-        }
-        prices = flag_token_outliers(read_litellm_prices(text, source, index))
+        prices = flag_token_outliers(
+            [
+                price if price.catalog_model_id in known else replace(price, catalog_model_id=None)
+                for price in read.api_prices
+            ]
+        )
         return IncomingPrices([(Coverage(API_PRICES), _rows(API_PRICES, prices))])
-    canonical = read_canonical_prices(text, lambda name: repo.resolve_accelerator_id(session, name))
+    canonical = read_canonical_prices(read.text, _accelerator_names(session))
     parts = []
     if canonical.hardware:
         parts.append((Coverage(HARDWARE_PRICES, complete=False), _rows(HARDWARE_PRICES, canonical.hardware)))
@@ -139,6 +174,18 @@ def _other_providers(session: Session, provider: str) -> list[CloudPricePoint]:
         for p, a, price, count in session.execute(query)
         if price is not None  # the query excludes unknown prices; this tells the type checker
     ]
+
+
+def _accelerator_names(session: Session) -> Callable[[str], str | None]:
+    """Accelerator id or alias -> catalog id, from two queries (not one per row)."""
+    ids = set(session.scalars(select(Accelerator.id)))
+    query = select(AcceleratorAlias.key, AcceleratorAlias.accelerator_id)
+    aliases: dict[str, str] = dict(session.execute(query).all())
+
+    def resolve(name: str) -> str | None:
+        return name if name in ids else aliases.get(normalise_alias(name))
+
+    return resolve
 
 
 def _rows(table: PriceTable, records: Sequence[Any]) -> dict[Key, Row]:

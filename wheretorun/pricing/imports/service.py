@@ -2,7 +2,8 @@
 catalog version. The caller owns the transaction (the API's request session, or the CLI's
 `session_factory.begin()`); nothing here commits, so a failure anywhere leaves the catalog as it was.
 
-    lock (not for dry runs) -> read and check the file -> diff each table it covers -> guards
+    read and check the file (no database: the slow part, so no lock is held meanwhile)
+      -> lock (not for dry runs) -> check it against the catalog -> diff each table it covers -> guards
       dry run         -> return the diff; nothing is written, not even a record of the run
       guard tripped   -> record the run as `held` with its reasons (no price written), unless `force`
       nothing changed -> record the run as `unchanged`; no new catalog version (idempotent re-runs)
@@ -41,7 +42,13 @@ from wheretorun.pricing.imports.diff import (
 )
 from wheretorun.pricing.imports.fetch import Fetcher, Validators
 from wheretorun.pricing.imports.lock import lock_catalog_for_import
-from wheretorun.pricing.imports.parse import Coverage, Format, IncomingPrices, read_price_file
+from wheretorun.pricing.imports.parse import (
+    Coverage,
+    Format,
+    IncomingPrices,
+    incoming_prices,
+    read_price_file,
+)
 from wheretorun.pricing.imports.tables import Key, Row
 from wheretorun.pricing.models import CatalogVersion, ImportRun
 from wheretorun.security import Actor, record_audit
@@ -182,10 +189,11 @@ def run_import(
     for dry runs. `on_progress` is called after each batch of rows written.
     """
     spec = spec.checked()
+    # Reading and checking the file is the slow part: done before the lock, without the database.
+    read = read_price_file(spec.format, spec.provider, decode_text(source.content), source.label)
     if not spec.dry_run:
-        lock_catalog_for_import(session, lock_timeout_s)  # first, so the diff sees the latest catalog
-    text = decode_text(source.content)
-    incoming = read_price_file(session, spec.format, spec.provider, text, source.label)
+        lock_catalog_for_import(session, lock_timeout_s)  # before any read, so the diff sees the latest
+    incoming = incoming_prices(session, read)
     based_on = repo.latest_catalog_version(session)
     diffs = [
         diff_table(coverage.table, _current_rows(session, coverage, rows), rows)
