@@ -63,18 +63,15 @@ def worst_cases() -> list[tuple[str, ImportSpec, bytes]]:
 
 
 def grown_runpod(rows: int) -> bytes:
-    """At least `rows` SkyPilot rows: copies of the RunPod file, each in renamed regions."""
+    """`rows` SkyPilot rows: copies of the RunPod file's rows, each copy in renamed regions."""
     reader = csv.DictReader(io.StringIO(RUNPOD.read_text(encoding="utf-8")))
     original = list(reader)
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(reader.fieldnames or []), lineterminator="\n")
     writer.writeheader()
-    written = copy = 0
-    while written < rows:
-        for row in original:
-            writer.writerow({**row, "Region": f"bench-{copy}-{row['Region']}"})
-            written += 1
-        copy += 1
+    for written in range(rows):
+        copy, row = divmod(written, len(original))
+        writer.writerow({**original[row], "Region": f"bench-{copy}-{original[row]['Region']}"})
     return out.getvalue().encode()
 
 
