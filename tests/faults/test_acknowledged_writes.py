@@ -24,8 +24,8 @@ from tests.import_support import assert_problem
 from tests.live_server import LiveServer, ServedDatabase, live_server, served_database
 from wheretorun.api.app import create_app
 from wheretorun.api.inprocess import InProcessClient
-from wheretorun.pricing.models import AuditEntry
 from wheretorun.scenarios.models import ScenarioRecord
+from wheretorun.security import AuditEntry
 from wheretorun.settings import Settings
 
 pytestmark = pytest.mark.faults
