@@ -116,4 +116,5 @@ def test_concurrent_creates_all_succeed_without_busy_errors(
         ("POST", "/v1/scenarios", {"json": {**BODY, "name": f"burst {n}"}, "headers": database.auth})
         for n in range(WRITERS * 2)
     ]
-    assert _statuses(_at_once(server, requests)) == {201: WRITERS * 2}
+    responses = _at_once(server, requests)
+    assert _statuses(responses) == {201: WRITERS * 2}, [r.text for r in responses if r.status_code != 201]

@@ -83,9 +83,9 @@ SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 
 
 def get_write_session(session: SessionDep) -> Session:
-    """The request's session, begun as a writer (`begin_write`: on SQLite it holds the write lock
-    from its first read, so what the write reads stays current). Routes that write take this
-    instead of `SessionDep`."""
+    """The request's session, to be begun as a writer (`begin_write`: on SQLite its transaction holds
+    the write lock from its first read, so what the write reads stays current). Routes that write
+    take this instead of `SessionDep`."""
     begin_write(session)
     return session
 

@@ -78,21 +78,22 @@ def _sqlite_reset(dbapi_connection: Any, _record: Any, _state: Any) -> None:
 
 
 def begin_write(session: Session, wait_s: float | None = None) -> None:
-    """Begin `session`'s transaction as a writer, before it has run any statement.
+    """Make `session`'s transaction begin as a writer when it begins (at its first statement).
 
-    On SQLite this is `BEGIN IMMEDIATE`: the transaction holds the database's write lock from its first
+    On SQLite that is `BEGIN IMMEDIATE`: the transaction holds the database's write lock from its first
     read, so what it reads stays current until it commits, and concurrent writers queue (up to the
     busy timeout) instead of failing. On PostgreSQL it is a plain BEGIN (rows are locked as written).
-    A session bound to a connection that is already in a transaction (the tests' rolled-back
-    connection) opens a savepoint there as usual. `wait_s`: wait that long for SQLite's write lock
-    instead of the busy timeout.
+    The lock is taken only when the session is first used, not here, so nothing that runs before the
+    handler (the API-key lookup) runs while this request holds it. A session bound to a connection
+    that is already in a transaction (the tests' rolled-back connection) opens a savepoint there as
+    usual. `wait_s`: wait that long for SQLite's write lock instead of the busy timeout.
     """
     if session.in_transaction():
         raise RuntimeError("begin_write() must come before the session's first statement")
     options: dict[str, Any] = {_WRITER: True}
     if wait_s is not None:
         options[_WRITER_WAIT_MS] = wait_s * 1000
-    session.connection(execution_options=options)
+    session.execution_options = session.execution_options.union(options)
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:

@@ -56,6 +56,7 @@ def _a_write_can_start(session_factory: sessionmaker[Session]) -> bool:
     with session_factory() as session:
         try:
             begin_write(session, wait_s=READY_WRITE_WAIT_S)
+            session.connection()  # begins the transaction: on SQLite, takes the write lock
         except OperationalError as error:
             if "locked" in str(error.orig):
                 return False
