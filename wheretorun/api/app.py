@@ -20,6 +20,7 @@ from wheretorun.api.middleware import (
     RequestContextMiddleware,
     succeeded,
 )
+from wheretorun.api.page import mount_page
 from wheretorun.api.routers import admin, catalog, estimates, health, recommendations, scenarios
 from wheretorun.db import create_db_engine, make_session_factory
 from wheretorun.idempotency import IdempotencyStore, RedisIdempotencyStore, SqlIdempotencyStore
@@ -97,6 +98,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.include_router(admin.router)
     app.include_router(recommendations.router)
     app.include_router(scenarios.router)
+    mount_page(app)
     return app
 
 

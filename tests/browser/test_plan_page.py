@@ -1,0 +1,239 @@
+"""The "Plan a workload" view in Chromium: the form for each workload kind, the ranked answer, the
+best option of each kind, rejected groups, the break-even chart, shared links and field errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import httpx
+import pytest
+
+from tests.browser.conftest import Server, shoot
+
+pytestmark = pytest.mark.browser
+
+OPTION_KINDS = ["hosted_api", "cloud", "owned", "local", "hybrid"]
+
+
+def _fill(page: Any, fields: dict[str, str]) -> None:
+    for selector, value in fields.items():
+        control = page.locator(selector)
+        if control.evaluate("element => element.tagName") == "SELECT":
+            control.select_option(value)
+        else:
+            control.fill(value)
+
+
+def _submit_and_wait(page: Any) -> None:
+    page.locator("#plan-submit").click()
+    page.locator("#ranked-title").wait_for()
+
+
+def _api_answer(server: Server, body: dict[str, Any]) -> dict[str, Any]:
+    answer = httpx.post(f"{server.base_url}/v1/recommendations", json=body, timeout=60)
+    assert answer.status_code == 200, answer.text
+    result: dict[str, Any] = answer.json()
+    return result
+
+
+def test_inference_plan_shows_the_api_answer(page: Any, server: Server, screenshots: Path) -> None:
+    page.goto("/")
+    _fill(
+        page,
+        {
+            "#plan-model": "llama-3.1-8b",
+            "#inf-requests_per_day": "20000",
+            "#inf-input_tokens": "1000",
+            "#inf-output_tokens": "250",
+            "#inf-ttft_ms": "1500",
+        },
+    )
+    _submit_and_wait(page)
+    expected = _api_answer(
+        server,
+        {
+            "workload": {
+                "kind": "inference",
+                "model": "llama-3.1-8b",
+                "requests_per_day": 20000,
+                "input_tokens": 1000,
+                "output_tokens": 250,
+                "ttft_ms": 1500,
+            }
+        },
+    )
+    # The ranked list is the API's, in its order, with its totals.
+    items = page.locator("ol.options > li")
+    assert items.count() == len(expected["options"]) >= 3
+    for index in (0, 1, 2):
+        option = expected["options"][index]
+        summary = items.nth(index).locator("summary")
+        assert option["label"] in summary.inner_text()
+        total = f"${int(float(option['total_usd'])):,}"
+        assert total in summary.inner_text()
+    # The best of each kind, side by side: every kind the API found has a filled card.
+    for kind in OPTION_KINDS:
+        card = page.locator(f'.best-card[data-option="{kind}"]')
+        assert card.count() == 1
+        if kind in expected["best_per_option"]:
+            assert expected["best_per_option"][kind]["label"] in card.inner_text()
+        else:
+            assert "empty" in (card.get_attribute("class") or "")
+    # A price links to the catalog row behind it.
+    first = expected["options"][0]
+    items.first.locator("summary").click()
+    links = items.first.locator(".price-links a")
+    assert links.count() >= 1
+    href = links.first.get_attribute("href") or ""
+    ids = [*first["setup"]["offer_ids"], first["setup"]["api_price_id"]]
+    assert any(f"id={row_id}" in href for row_id in ids if row_id), href
+    # Rejected candidates by rule: opening a group shows its examples.
+    groups = page.locator("ul.rejected > li")
+    assert groups.count() == len(expected["rejected"]) >= 1
+    biggest = max(expected["rejected"], key=lambda group: group["count"])
+    group = page.locator(f'ul.rejected > li[data-reason="{biggest["reason"]}"]')
+    examples = group.locator("ul.examples li")
+    assert not examples.first.is_visible()
+    group.locator("summary").click()
+    assert examples.first.is_visible()
+    assert examples.first.inner_text() == biggest["examples"][0]
+    # The break-even chart: one line per compared plan.
+    page.locator("svg.chart path").first.wait_for()
+    assert page.locator("svg.chart path").count() == len(expected["break_even"]["compared"])
+    assert expected["break_even"]["summary"] in page.locator("#break-even-title + p").inner_text()
+    # The request lives in the URL.
+    query = parse_qs(urlparse(page.url).query)
+    assert query["workload.model"] == ["llama-3.1-8b"]
+    assert query["workload.ttft_ms"] == ["1500"]
+    shoot(page, screenshots, "plan-inference")
+
+
+def test_batch_plan(page: Any, server: Server) -> None:
+    page.goto("/")
+    page.get_by_role("radio", name="Batch").check()
+    _fill(
+        page,
+        {
+            "#plan-model": "llama-3.1-8b",
+            "#bat-input_tokens_total": "2000000000",
+            "#bat-output_tokens_total": "200000000",
+            "#bat-deadline_hours": "24",
+        },
+    )
+    _submit_and_wait(page)
+    assert page.locator("ol.options > li").count() >= 1
+    hosted = page.locator('.best-card[data-option="hosted_api"]')
+    assert "empty" not in (hosted.get_attribute("class") or "")
+    assert "per million tokens" in hosted.inner_text()
+    assert parse_qs(urlparse(page.url).query)["workload.kind"] == ["batch"]
+
+
+def test_training_plan(page: Any, server: Server, screenshots: Path) -> None:
+    page.goto("/")
+    page.get_by_role("radio", name="Training").check()
+    _fill(
+        page,
+        {
+            "#plan-model": "llama-3.1-8b",
+            "#trn-method": "lora",
+            "#trn-tokens": "1500000000",
+            "#trn-deadline_hours": "48",
+            "#trn-runs_per_year": "12",
+        },
+    )
+    _submit_and_wait(page)
+    first = page.locator("ol.options > li").first
+    assert "per run" in first.locator("summary").inner_text()
+    cloud = page.locator('.best-card[data-option="cloud"]')
+    assert "per run" in cloud.inner_text()
+    shoot(page, screenshots, "plan-training")
+
+
+def test_a_shared_link_reopens_the_plan(page: Any, server: Server) -> None:
+    link = (
+        "/?workload.kind=inference&workload.model=llama-3.1-8b&workload.requests_per_day=5000"
+        "&workload.input_tokens=800&workload.output_tokens=200&constraints.allowed_options=hosted_api"
+        "&constraints.allowed_options=cloud&assumptions.horizon_months=12"
+    )
+    page.goto(link)
+    page.locator("#ranked-title").wait_for()
+    assert page.locator("#plan-model").input_value() == "llama-3.1-8b"
+    assert page.locator("#asm-horizon_months").input_value() == "12"
+    kinds = {item.get_attribute("data-option") for item in page.locator("ol.options > li").all()}
+    assert kinds <= {"hosted_api", "cloud"}
+    assert kinds
+    # Owned and local were not asked for: their cards say so instead of "no feasible option".
+    assert "Left out by the constraints" in page.locator('.best-card[data-option="owned"]').inner_text()
+    rationale = page.locator("ol.options > li").first.locator(".option-body > p").first.text_content() or ""
+    assert "over 12 months" in rationale
+
+
+@pytest.mark.parametrize(
+    ("fields", "control", "reason"),
+    [
+        ({"#inf-input_tokens": "0"}, "#inf-input_tokens", "greater than or equal to 1"),
+        ({"#plan-model": "no-such-model"}, "#plan-model", "no catalog model"),
+    ],
+)
+def test_an_api_error_shows_next_to_its_field(
+    page: Any, server: Server, screenshots: Path, fields: dict[str, str], control: str, reason: str
+) -> None:
+    page.goto("/")
+    _fill(
+        page,
+        {
+            "#plan-model": "llama-3.1-8b",
+            "#inf-requests_per_day": "1000",
+            "#inf-input_tokens": "500",
+            "#inf-output_tokens": "100",
+            **fields,
+        },
+    )
+    page.locator("#plan-submit").click()
+    message = page.locator(f"{control} ~ .field-error")
+    message.wait_for()
+    assert reason in message.inner_text()
+    assert page.locator(control).get_attribute("aria-invalid") == "true"
+    described = page.locator(control).get_attribute("aria-describedby") or ""
+    assert message.get_attribute("id") in described.split()
+    assert page.locator("ol.options").count() == 0
+    if control == "#inf-input_tokens":
+        shoot(page, screenshots, "plan-error")
+
+
+def test_an_assumption_error_opens_its_group(page: Any, server: Server) -> None:
+    page.goto("/")
+    _fill(
+        page,
+        {
+            "#plan-model": "llama-3.1-8b",
+            "#inf-requests_per_day": "1000",
+            "#inf-input_tokens": "500",
+            "#inf-output_tokens": "100",
+        },
+    )
+    page.locator("#plan-assumptions > summary").click()
+    page.locator("#asm-pue").fill("0.5")
+    page.locator("#plan-submit").click()
+    message = page.locator("#asm-pue ~ .field-error")
+    message.wait_for()
+    assert "between 1.0 and 3.0" in message.inner_text()
+    # Every default names its source, one click away.
+    source = page.locator("#asm-pue ~ details.source")
+    source.locator("summary").click()
+    assert source.locator("p").inner_text().strip()
+
+
+def test_the_form_works_from_the_keyboard(page: Any, server: Server) -> None:
+    page.goto("/")
+    page.locator("#plan-model").focus()
+    page.keyboard.type("llama-3.1-8b")
+    for value in ("3000", "400", "0", "100"):  # requests, input, cached input, output
+        page.keyboard.press("Tab")
+        page.keyboard.type(value)
+    page.keyboard.press("Enter")
+    page.locator("#ranked-title").wait_for()
+    assert page.locator("#inf-output_tokens").input_value() == "100"
+    assert page.locator("ol.options > li").count() >= 1
