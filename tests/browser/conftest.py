@@ -10,8 +10,8 @@ Screenshots of every view at 1280 and 390 px go to `$WHERETORUN_SCREENSHOT_DIR`,
 
 from __future__ import annotations
 
+import datetime as dt
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -25,6 +25,8 @@ import httpx
 import pytest
 
 from tests.conftest import POSTGRES_URL, _worker_tag, drop_postgres_schema, make_postgres_engine
+from wheretorun.db import create_db_engine, make_session_factory
+from wheretorun.security import Actor, Scope, create_api_key
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("WHERETORUN_CHROMIUM", "/usr/bin/chromium")
@@ -70,20 +72,16 @@ def _wait_ready(base_url: str, server: subprocess.Popen[bytes], log: Path) -> No
     raise RuntimeError(f"uvicorn not ready after 120 s:\n{log.read_text()[-3000:]}")
 
 
-def _write_key(env: dict[str, str]) -> str:
-    """An API key with write scope, made the way an operator makes one (`wheretorun keys create`)."""
-    made = subprocess.run(
-        [sys.executable, "-m", "wheretorun.cli", "keys", "create", "--scope", "write", "--name", "browser"],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    token = re.search(r"wtr_[A-Za-z0-9_\-]+", made.stdout)
-    assert token, made.stdout
-    return token.group(0)
+def _write_key(database_url: str) -> str:
+    """An API key with write scope in the served database (as `wheretorun keys create` makes one)."""
+    engine = create_db_engine(database_url)
+    try:
+        with make_session_factory(engine).begin() as session:
+            actor = Actor(label="browser tests", key_id=None, scope=Scope.ADMIN)
+            _key, token = create_api_key(session, "browser", Scope.WRITE, actor, dt.datetime.now(dt.UTC))
+    finally:
+        engine.dispose()
+    return token
 
 
 def _serve(database_url: str, workdir: Path) -> Iterator[Server]:
@@ -102,7 +100,7 @@ def _serve(database_url: str, workdir: Path) -> Iterator[Server]:
         server = subprocess.Popen(command, env=env, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT)
         try:
             _wait_ready(base_url, server, log)
-            key = _write_key(env)
+            key = _write_key(database_url)
             _save_example_scenario(base_url, key)
             yield Server(base_url, key, database_url.split(":")[0])
         finally:
@@ -162,8 +160,11 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server
         drop_postgres_schema(schema)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium_executable: str) -> Iterator[Any]:
+    """Chromium for one test module. Playwright's sync API keeps an asyncio loop running on this
+    thread while it is started, so it is stopped after each module: other tests in the same worker
+    (the async client's) need to run their own loops."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

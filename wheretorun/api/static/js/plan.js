@@ -111,7 +111,8 @@ function describeFields() {
     if (!schema) continue;
     for (const control of container.querySelectorAll("[name]")) {
       const property = resolveSchema(state.doc, schema.properties?.[control.name.split(".").pop()] || {});
-      describeControl(control, property, (schema.required || []).includes(control.name.split(".").pop()));
+      const name = control.name.split(".").pop();
+      describeControl(control, property, control.dataset.required === "true" || (schema.required || []).includes(name));
     }
   }
   const model = state.form.querySelector("#plan-model");
@@ -129,6 +130,7 @@ function describeControl(control, property, required) {
   const parts = [];
   const value = shownDefault(property.default);
   if (required) parts.push(h("span", { class: "required" }, "required"));
+  else if (control.dataset.either) parts.push(control.dataset.either);
   else if (value !== null) {
     parts.push(`default ${value}`);
     if (control.tagName === "INPUT") control.placeholder = value;
