@@ -50,6 +50,7 @@ class Server:
     base_url: str
     api_key: str
     database: str
+    scenario_id: int  # the API's example scenario, saved in two versions
 
 
 def _free_port() -> int:
@@ -101,8 +102,8 @@ def _serve(database_url: str, workdir: Path) -> Iterator[Server]:
         try:
             _wait_ready(base_url, server, log)
             key = _write_key(database_url)
-            _save_example_scenario(base_url, key)
-            yield Server(base_url, key, database_url.split(":")[0])
+            scenario = _save_example_scenario(base_url, key)
+            yield Server(base_url, key, database_url.split(":")[0], scenario["id"])
         finally:
             server.terminate()
             try:

@@ -42,7 +42,7 @@ def test_the_plan_view_with_its_answer(page: Any, server: Server) -> None:
 
 def test_the_scenarios_view_with_an_evaluation(page: Any, server: Server) -> None:
     page.goto("/scenarios")
-    page.locator("#scenario-items a").first.click()
+    page.locator(f'#scenario-items a[data-scenario="{server.scenario_id}"]').click()
     page.locator("#scenario-evaluate").click()
     page.locator("#evaluation-table").wait_for()
     _check(page)

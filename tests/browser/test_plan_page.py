@@ -3,6 +3,7 @@ best option of each kind, rejected groups, the break-even chart, shared links an
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -237,3 +238,37 @@ def test_the_form_works_from_the_keyboard(page: Any, server: Server) -> None:
     page.locator("#ranked-title").wait_for()
     assert page.locator("#inf-output_tokens").input_value() == "100"
     assert page.locator("ol.options > li").count() >= 1
+
+
+def test_the_hybrid_plan_in_words(page: Any, server: Server) -> None:
+    """A busy day with quiet nights: a base bought or reserved plus burst capacity wins, and the page
+    says it in words, each part linked to its catalog row."""
+    profile = [1, 1, 1, 1, 1, 1, 2, 4, 8, 10, 10, 10, 10, 10, 10, 10, 8, 6, 4, 2, 1, 1, 1, 1]
+    workload = {
+        "kind": "inference",
+        "model": "llama-3.1-70b",
+        "requests_per_day": 2_000_000,
+        "input_tokens": 1000,
+        "output_tokens": 250,
+        "hourly_profile": profile,
+    }
+    expected = _api_answer(server, {"workload": workload})
+    hybrid = expected["best_per_option"]["hybrid"]
+    page.goto(
+        "/?workload.kind=inference&workload.model=llama-3.1-70b&workload.requests_per_day=2000000"
+        "&workload.input_tokens=1000&workload.output_tokens=250"
+        f"&workload.hourly_profile={','.join(str(v) for v in profile)}"
+    )
+    section = page.locator("section.hybrid")
+    section.wait_for()
+    parts = section.locator("ul > li")
+    assert parts.count() == len(hybrid["hybrid_parts"]) >= 2
+    for index, part in enumerate(hybrid["hybrid_parts"]):
+        text = parts.nth(index).inner_text()
+        assert text.startswith("Base:" if part["role"] == "base" else "Burst:")
+        assert f"{round(part['share_of_requests'] * 100)}% of the requests" in text
+        assert f"${float(part['usd']):,.2f}" in text
+    base_label = re.sub(r"^\d+ x ", "", hybrid["hybrid_parts"][0]["label"])
+    base = next(option for option in expected["options"] if option["label"] == base_label)
+    link = parts.first.locator(".price-links a").first.get_attribute("href") or ""
+    assert link.endswith(f"id={base['setup']['offer_ids'][0]}")

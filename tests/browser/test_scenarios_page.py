@@ -16,16 +16,16 @@ from tests.browser.conftest import Server, shoot
 pytestmark = pytest.mark.browser
 
 
-def _open_first_scenario(page: Any) -> None:
+def _open_the_example(page: Any, server: Server) -> None:
     page.goto("/scenarios")
-    page.locator("#scenario-items a").first.click()
+    page.locator(f'#scenario-items a[data-scenario="{server.scenario_id}"]').click()
     page.locator("#scenario-analyses").wait_for()
 
 
 def test_evaluate_a_saved_scenario_with_monte_carlo(page: Any, server: Server, screenshots: Path) -> None:
-    _open_first_scenario(page)
-    assert "/scenarios?id=" in page.url
-    scenario_id = int(page.url.rsplit("=", 1)[1])
+    _open_the_example(page, server)
+    assert page.url.endswith(f"/scenarios?id={server.scenario_id}")
+    scenario_id = server.scenario_id
     versions = page.locator("#scenario-version option")
     assert versions.count() == 2
     assert "faster growth" in versions.nth(1).inner_text()
@@ -80,7 +80,7 @@ def test_evaluate_a_saved_scenario_with_monte_carlo(page: Any, server: Server, s
 
 
 def test_an_older_version_is_evaluated_as_it_was(page: Any, server: Server) -> None:
-    _open_first_scenario(page)
+    _open_the_example(page, server)
     page.locator("#scenario-version").select_option("1")
     page.locator("#scenario-analyses").wait_for()
     assert "version 1" in (page.locator("#scenario-body-hint").text_content() or "")
@@ -90,7 +90,7 @@ def test_an_older_version_is_evaluated_as_it_was(page: Any, server: Server) -> N
 
 
 def test_a_bad_analysis_input_shows_next_to_its_field(page: Any, server: Server) -> None:
-    _open_first_scenario(page)
+    _open_the_example(page, server)
     page.locator("#mc-samples").fill("0")
     page.locator("#scenario-evaluate").click()
     message = page.locator("#mc-samples ~ .field-error")
@@ -121,3 +121,30 @@ def test_saving_needs_the_key_and_works_with_it(page: Any, server: Server) -> No
     page.locator("#scenario-edit button[type=submit]").click()
     page.locator("#scenario-title", has_text="renamed").wait_for()
     assert page.locator("#scenario-version option").count() == 2
+
+
+def test_scenarios_side_by_side(page: Any, server: Server) -> None:
+    example = httpx.get(f"{server.base_url}/openapi.json", timeout=30).json()["components"]["schemas"]
+    second = {**example["ScenarioCreate"]["examples"][0], "name": "70B serving, slower growth"}
+    second["traffic"] = {**second["traffic"], "growth_per_month": 0.02}
+    headers = {"Authorization": f"Bearer {server.api_key}", "Idempotency-Key": "side-by-side"}
+    assert httpx.post(f"{server.base_url}/v1/scenarios", json=second, headers=headers, timeout=60).is_success
+    page.goto("/scenarios")
+    boxes = page.locator("#scenario-compare-choices input")
+    boxes.first.wait_for()
+    boxes.first.check()
+    page.locator("#scenario-compare button[type=submit]").click()
+    # One scenario is not a comparison: the page says so next to the choices.
+    assert "two or more" in page.locator("#scenario-compare .field-error").inner_text()
+    boxes.nth(1).check()
+    ids = [int(box.get_attribute("value") or 0) for box in boxes.all()[:2]]
+    page.locator("#scenario-compare button[type=submit]").click()
+    table = page.locator("table.comparison").first
+    table.wait_for()
+    compared = httpx.post(f"{server.base_url}/v1/scenarios/compare", json={"scenario_ids": ids}, timeout=60)
+    expected = compared.json()
+    assert [cell.inner_text() for cell in table.locator("thead th").all()[1:]] == expected["labels"]
+    total = next(row for row in expected["summary"] if row["key"] == "total_usd")
+    cells = table.locator("tbody tr").first.locator("td")
+    for index, value in enumerate(total["usd"]):
+        assert cells.nth(index).inner_text().startswith(f"${float(value):,.2f}")

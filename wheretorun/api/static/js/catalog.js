@@ -79,8 +79,14 @@ function flags(row) {
   return items;
 }
 
+// A source that is a web address is a link to it; a file name of the shipped data stays text.
+function sourceText(source) {
+  if (!source) return "no source";
+  return /^https?:\/\/\S+$/.test(source) ? h("a", { href: source, rel: "noreferrer noopener", target: "_blank" }, source) : source;
+}
+
 function sourceCell(source, effectiveFrom) {
-  return h("span", { class: "source-text" }, source || "no source", effectiveFrom ? h("span", { class: "muted" }, ` · in force from ${when(effectiveFrom)}`) : null);
+  return h("span", { class: "source-text" }, sourceText(source), effectiveFrom ? h("span", { class: "muted" }, ` · in force from ${when(effectiveFrom)}`) : null);
 }
 
 export async function startCatalog(section) {
@@ -291,7 +297,11 @@ async function showRow(table, id) {
       { class: "card row-card", "aria-labelledby": "row-title" },
       h("h2", { id: "row-title", tabindex: "-1" }, `${spec.title.replace(/s$/, "")} ${id}`),
       h("h3", {}, "Where it comes from"),
-      h("dl", { class: "facts source-facts" }, sources.map(([name, value]) => [h("dt", {}, words(name)), h("dd", {}, displayValue(value))])),
+      h(
+        "dl",
+        { class: "facts source-facts" },
+        sources.map(([name, value]) => [h("dt", {}, words(name)), h("dd", {}, typeof value === "string" && name.endsWith("source") ? sourceText(value) : displayValue(value))]),
+      ),
       h("details", { open: true }, h("summary", {}, "Every field"), h("dl", { class: "facts" }, facts.map(([name, value]) => [h("dt", {}, words(name)), h("dd", {}, displayValue(value))]))),
       h("p", {}, h("a", { href: `${spec.path}/${encodeURIComponent(id)}` }, "This row as JSON")),
     ),

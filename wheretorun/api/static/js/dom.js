@@ -65,7 +65,7 @@ export function percent(fraction, digits = 0) {
 export const words = (name) =>
   String(name)
     .replaceAll("_", " ")
-    .replace(/\b(usd|gb|gib|tflops|pue|ttft|tpot|id)\b/g, (unit) => unit.toUpperCase());
+    .replace(/\b(usd|gb|gib|tflops|pue|ttft|tpot|id|npv)\b/g, (unit) => unit.toUpperCase());
 
 // A count the API sends as an exact decimal ("8.000"), without trailing zeros ("8", "0.25").
 export const count = (text) => (/^\d+\.\d+$/.test(String(text)) ? String(text).replace(/\.?0+$/, "") : String(text));

@@ -291,6 +291,7 @@ function paramsOfBody(body) {
 function controlValue(control) {
   const text = control.value.trim();
   if (control.type === "number") return Number(text);
+  if (control.dataset.list === "number") return listOf(text).map((item) => (Number.isFinite(Number(item)) ? Number(item) : item));
   if (control.dataset.list) return listOf(text);
   if (control.type === "datetime-local") return /Z|[+-]\d\d:\d\d$/.test(text) ? text : `${text}Z`;
   return text;
@@ -352,7 +353,7 @@ function priceLinks(option) {
   const links = [];
   for (const id of setup.offer_ids || []) links.push(h("a", { href: `/catalog?table=cloud-offers&id=${id}` }, `cloud offer ${id}`));
   if (setup.api_price_id) links.push(h("a", { href: `/catalog?table=api-prices&id=${setup.api_price_id}` }, `API price ${setup.api_price_id}`));
-  if (setup.accelerator_id && (option.option === "owned" || option.option === "local" || option.option === "hybrid")) {
+  if (setup.accelerator_id && (option.option === "owned" || option.option === "local" || setup.pricing_mode === "purchase")) {
     links.push(h("a", { href: `/catalog?table=accelerators&id=${encodeURIComponent(setup.accelerator_id)}` }, `${setup.accelerator_id} purchase price`));
   }
   if (!links.length) return null;
@@ -429,22 +430,31 @@ function bestCard(kind, option, answer, asked) {
   );
 }
 
-function hybridInWords(hybrid) {
+// The ranked option a hybrid part is made of (its label, or "N x label" for the base), whose
+// catalog rows the API names; the hybrid option itself names none.
+function partOption(part, answer) {
+  const label = part.label.replace(/^\d+ x /, "");
+  return answer.options.find((option) => option.option !== "hybrid" && option.label === label);
+}
+
+function hybridInWords(hybrid, answer) {
   if (!hybrid) return null;
   const parts = hybrid.hybrid_parts || [];
   const sentences = parts.map((part) => {
     const share = percent(part.share_of_requests);
-    if (part.role === "base") {
-      return `Base: ${part.units ?? "?"} unit${part.units === 1 ? "" : "s"} of ${part.label}, serving ${share} of the requests, ${usd(part.usd)} over the horizon.`;
-    }
-    return `Burst: ${part.label} takes the ${share} of requests above the base, ${usd(part.usd)}.`;
+    const text =
+      part.role === "base"
+        ? `Base: ${part.units ?? "?"} unit${part.units === 1 ? "" : "s"} of ${part.label.replace(/^\d+ x /, "")}, serving ${share} of the requests for ${usd(part.usd)} over the horizon.`
+        : `Burst: ${part.label} serves ${share} of the requests, those above the base, for ${usd(part.usd)}.`;
+    const option = partOption(part, answer);
+    return [text, option ? priceLinks(option) : null];
   });
   return h(
     "section",
     { class: "card hybrid", "aria-labelledby": "hybrid-title" },
     h("h2", { id: "hybrid-title" }, "The hybrid plan in words"),
     h("p", {}, `${hybrid.label}: ${usd(hybrid.total_usd)} in total, ${usd(hybrid.usd_per_month)} a month.`),
-    sentences.length ? h("ul", {}, sentences.map((text) => h("li", {}, text))) : null,
+    sentences.length ? h("ul", {}, sentences.map((parts) => h("li", {}, parts))) : null,
     h("p", {}, hybrid.rationale),
   );
 }
@@ -616,7 +626,7 @@ function renderAnswer(answer, body) {
       h("h2", { id: "best-title" }, "Best of each kind"),
       h("div", { class: "best-grid" }, OPTION_KINDS.map((kind) => bestCard(kind, best[kind], answer, asked.has(kind)))),
     ),
-    hybridInWords(best.hybrid),
+    hybridInWords(best.hybrid, answer),
     h(
       "section",
       { class: "card", "aria-labelledby": "ranked-title" },

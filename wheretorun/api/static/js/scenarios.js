@@ -28,6 +28,10 @@ export async function startScenarios(section) {
     loadList();
   });
   section.querySelector("#scenario-new").addEventListener("click", createFromExample);
+  section.querySelector("#scenario-compare").addEventListener("submit", (event) => {
+    event.preventDefault();
+    compareTicked(event.target);
+  });
   window.addEventListener("popstate", () => openFromUrl());
   await loadList();
   await openFromUrl();
@@ -59,6 +63,13 @@ async function loadList() {
       ),
     );
     view.listStatus.textContent = page.total ? `${page.total} saved` : "No saved scenario yet.";
+    const choices = view.section.querySelector("#scenario-compare-choices");
+    clear(
+      choices,
+      page.items.map((scenario) =>
+        h("label", {}, h("input", { type: "checkbox", name: "scenario_ids", value: scenario.id }), ` ${scenario.name} `, h("span", { class: "muted" }, `#${scenario.id}`)),
+      ),
+    );
   } catch (error) {
     view.listStatus.textContent = "";
     clear(view.items, h("li", {}, problemBlock(error)));
@@ -425,4 +436,57 @@ async function renderEvaluation(scenario, body, answer, results, planNames) {
   );
   await drawCharts();
   results.querySelector("#evaluation-title").focus({ preventScroll: true });
+}
+
+// --- several scenarios side by side ---------------------------------------------------------------
+
+async function compareTicked(form) {
+  clearErrors(form);
+  const ids = [...form.querySelectorAll('[name="scenario_ids"]:checked')].map((box) => Number(box.value));
+  if (ids.length < 2) {
+    showProblem(form, { problem: { title: "Choose two or more", errors: [{ field: "scenario_ids", reason: "tick two or more scenarios" }] } });
+    return;
+  }
+  clear(view.detail, h("p", { class: "muted" }, "Comparing…"));
+  try {
+    const answer = await post("/v1/scenarios/compare", { scenario_ids: ids });
+    renderComparison(answer);
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    clear(view.detail);
+    showProblem(form, error);
+  }
+}
+
+function comparisonRows(rows, nameOf) {
+  return rows.map((row) =>
+    h(
+      "tr",
+      {},
+      h("th", { scope: "row" }, nameOf(row)),
+      row.usd.map((value, index) =>
+        h(
+          "td",
+          { class: "num" },
+          value === null ? h("span", { class: "muted" }, "none") : usd(value),
+          index > 0 && row.delta_usd[index] !== "0.00" ? h("span", { class: "delta" }, ` (${row.delta_usd[index].startsWith("-") ? "" : "+"}${usd(row.delta_usd[index])})`) : null,
+        ),
+      ),
+    ),
+  );
+}
+
+function renderComparison(answer) {
+  const head = h("thead", {}, h("tr", {}, h("th", { scope: "col" }, ""), answer.labels.map((label) => h("th", { scope: "col" }, label))));
+  const table = (caption, rows, nameOf) =>
+    h("div", { class: "table-scroll" }, h("table", { class: "data comparison" }, h("caption", {}, caption), head.cloneNode(true), h("tbody", {}, comparisonRows(rows, nameOf))));
+  clear(
+    view.detail,
+    h("h2", { id: "comparison-title", tabindex: "-1" }, "Side by side"),
+    h("p", { class: "muted" }, `Each plan of each scenario, current versions. Differences in brackets are against ${answer.baseline}.`),
+    table("Totals", answer.summary, (row) => words(row.key)),
+    table("By category, over the horizon", answer.categories, (row) => words(row.key)),
+    h("details", { class: "card" }, h("summary", {}, "Every cost line"), table("By cost line", answer.lines, (row) => `${row.key} (${row.category})`)),
+  );
+  view.detail.querySelector("#comparison-title").focus({ preventScroll: true });
 }
