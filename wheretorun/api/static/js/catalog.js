@@ -240,7 +240,9 @@ async function show({ offset, push, highlight }) {
       { class: key === String(highlight) ? "highlight" : null, "data-key": key },
       spec.columns.map(([name, value, kind], index) => {
         const content = index === 0 ? h("a", { href: `/catalog?table=${table}&id=${encodeURIComponent(key)}`, onclick: (event) => openRow(event, table, key) }, value(row)) : value(row);
-        return index === 0 ? h("th", { scope: "row", class: kind }, content) : h("td", { class: kind }, content);
+        // One child per cell, so a phone's two-column card keeps the value beside its name.
+        const cell = h("span", {}, content);
+        return index === 0 ? h("th", { scope: "row", class: kind, "data-label": name }, cell) : h("td", { class: kind, "data-label": name }, cell);
       }),
     );
   });
@@ -251,7 +253,7 @@ async function show({ offset, push, highlight }) {
       { class: "table-scroll" },
       h(
         "table",
-        { class: "data catalog-table", id: `table-${table}` },
+        { class: "data catalog-table stack-on-phone", id: `table-${table}` },
         h("caption", { class: "visually-hidden" }, spec.title),
         h("thead", {}, h("tr", {}, spec.columns.map(([name, , kind]) => h("th", { scope: "col", class: kind }, name)))),
         h("tbody", {}, rows),

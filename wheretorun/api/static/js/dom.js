@@ -175,7 +175,7 @@ export function problemBlock(error) {
     { class: "alert", role: "alert" },
     h("strong", {}, `${problem.title || "Error"}${error.status ? ` (HTTP ${error.status})` : ""}: `),
     problem.detail || "",
-    error.status === 401 || error.status === 403 ? " Save an API key (top right) with the scope this needs." : "",
+    error.status === 401 || error.status === 403 ? " Save an API key with the scope this needs under “API key” at the top of the page." : "",
   );
 }
 

@@ -347,7 +347,7 @@ function evaluationTable(answer) {
   const header = ["plan", "total", "NPV", "capex", "per M tokens", "P10", "P50", "P90", "cheapest in"];
   return h(
     "table",
-    { class: "data", id: "evaluation-table" },
+    { class: "data stack-on-phone", id: "evaluation-table" },
     h("caption", {}, `Over ${answer.assumptions.horizon_months} months; Monte Carlo of ${number(answer.monte_carlo?.samples)} samples (${words(answer.monte_carlo?.metric || "total_usd")})`),
     h("thead", {}, h("tr", {}, header.map((name) => h("th", { scope: "col" }, name)))),
     h(
@@ -355,18 +355,21 @@ function evaluationTable(answer) {
       {},
       answer.plans.map((plan) => {
         const mc = monteCarlo[plan.name] || {};
+        const cells = [
+          usd(plan.total_usd),
+          usd(plan.npv_usd),
+          usd(plan.capex_usd),
+          plan.usd_per_million_tokens === null ? "n/a" : usd(plan.usd_per_million_tokens, 4),
+          mc.p10_usd ? usd(mc.p10_usd) : "n/a",
+          mc.p50_usd ? usd(mc.p50_usd) : "n/a",
+          mc.p90_usd ? usd(mc.p90_usd) : "n/a",
+          mc.probability_cheapest === undefined ? "n/a" : `${percent(mc.probability_cheapest)} of samples`,
+        ];
         return h(
           "tr",
           {},
-          h("th", { scope: "row" }, plan.name, plan.name === answer.cheapest ? h("span", { class: "badge cheapest" }, "cheapest") : null),
-          h("td", { class: "num" }, usd(plan.total_usd)),
-          h("td", { class: "num" }, usd(plan.npv_usd)),
-          h("td", { class: "num" }, usd(plan.capex_usd)),
-          h("td", { class: "num" }, plan.usd_per_million_tokens === null ? "n/a" : usd(plan.usd_per_million_tokens, 4)),
-          h("td", { class: "num" }, mc.p10_usd ? usd(mc.p10_usd) : "n/a"),
-          h("td", { class: "num" }, mc.p50_usd ? usd(mc.p50_usd) : "n/a"),
-          h("td", { class: "num" }, mc.p90_usd ? usd(mc.p90_usd) : "n/a"),
-          h("td", { class: "num" }, mc.probability_cheapest === undefined ? "n/a" : percent(mc.probability_cheapest)),
+          h("th", { scope: "row", "data-label": header[0] }, h("span", {}, plan.name, plan.name === answer.cheapest ? h("span", { class: "badge cheapest" }, "cheapest") : null)),
+          cells.map((cell, index) => h("td", { class: "num", "data-label": header[index + 1] }, cell)),
         );
       }),
     ),
