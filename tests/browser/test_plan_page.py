@@ -74,6 +74,13 @@ def test_inference_plan_shows_the_api_answer(page: Any, server: Server, screensh
         assert option["label"] in summary.inner_text()
         total = f"${int(float(option['total_usd'])):,}"
         assert total in summary.inner_text()
+    # Options the API folds into one row (same kind, provider and total) say how many.
+    for index, option in enumerate(expected["options"]):
+        if option["same_total"]:
+            assert (
+                f"+{len(option['same_total'])} at the same total"
+                in items.nth(index).locator("summary").inner_text()
+            )
     # The best of each kind, side by side: every kind the API found has a filled card.
     for kind in OPTION_KINDS:
         card = page.locator(f'.best-card[data-option="{kind}"]')
@@ -302,3 +309,28 @@ def test_the_hybrid_plan_in_words(page: Any, server: Server) -> None:
         assert hrefs == [f"/catalog?table=cloud-offers&id={i}" for i in same[0]["setup"]["offer_ids"]]
         linked += 1
     assert linked >= 1
+
+
+def test_when_nothing_is_feasible_the_binding_constraints_are_named(page: Any, server: Server) -> None:
+    body = {
+        "workload": {
+            "kind": "inference",
+            "model": "llama-3.1-8b",
+            "requests_per_day": 20000,
+            "input_tokens": 1000,
+            "output_tokens": 250,
+        },
+        "constraints": {"max_usd_per_month": 1},
+    }
+    expected = _api_answer(server, body)
+    assert expected["options"] == []
+    page.goto(
+        "/?workload.kind=inference&workload.model=llama-3.1-8b&workload.requests_per_day=20000"
+        "&workload.input_tokens=1000&workload.output_tokens=250&constraints.max_usd_per_month=1"
+    )
+    page.locator("#ranked-title").wait_for()
+    assert "No option is feasible" in page.locator("#ranked-title + p + p").inner_text()
+    binding = page.locator("section.binding li")
+    assert binding.count() == len(expected["binding_constraints"]) >= 1
+    first = expected["binding_constraints"][0]
+    assert first["relaxed_to"] in binding.first.inner_text()

@@ -28,6 +28,7 @@ const REJECT_REASONS = {
   violates_constraint: "a provider, accelerator, option kind or precision the constraints exclude",
   unsupported_offer: "GPU slices or TPUs for purchase: not modelled",
   unspecified_hardware: "the catalog lacks a spec the estimate needs",
+  unsupported_precision: "a weight format the hardware's serving engines do not run",
   exceeds_context_window: "the requests are longer than the model's context window",
   does_not_fit_memory: "the model and its KV cache do not fit in the accelerators' memory",
   misses_latency_target: "cannot meet the TTFT or TPOT target",
@@ -515,6 +516,11 @@ function optionItem(option) {
   if (option.headroom !== null) metrics.push(["headroom at the peak", percent(option.headroom)]);
   if (option.ttft_ms !== null) metrics.push(["TTFT", `${number(option.ttft_ms)} ms`]);
   if (option.tpot_ms !== null) metrics.push(["TPOT", `${number(option.tpot_ms, 1)} ms`]);
+  if (option.marginal_usd_per_million_tokens) metrics.push(["marginal per million tokens", usdFine(option.marginal_usd_per_million_tokens)]);
+  if (option.marginal_usd_per_run) metrics.push(["marginal per run", usd(option.marginal_usd_per_run)]);
+  if (option.accelerator_hours_per_run) metrics.push(["accelerator-hours per run", number(option.accelerator_hours_per_run)]);
+  if (option.wall_clock_hours_per_run) metrics.push(["wall-clock hours per run", number(option.wall_clock_hours_per_run, 1)]);
+  if (option.setting) metrics.push(["training setting", option.setting]);
   metrics.push(["per month", usd(option.usd_per_month)]);
   metrics.push(["capex", usd(option.capex_usd)]);
   metrics.push(["opex per month", usd(option.opex_usd_per_month)]);
@@ -537,13 +543,14 @@ function optionItem(option) {
         {},
         h("span", { class: "rank" }, `#${option.rank}`),
         h("span", { class: `badge ${option.option}` }, OPTION_NAMES[option.option] || words(option.option)),
-        h("span", { class: "option-label" }, option.label),
+        h("span", { class: "option-label" }, option.label, option.same_total?.length ? h("span", { class: "muted folded-count" }, ` +${option.same_total.length} at the same total`) : null),
         h("span", { class: "option-figures" }, h("strong", {}, usd(option.total_usd)), ` total · ${figure} ${unit}`),
       ),
       h(
         "div",
         { class: "option-body" },
         h("p", {}, option.rationale),
+        option.uncertainty ? h("p", { class: "uncertainty" }, h("strong", {}, "Uncertainty: "), option.uncertainty) : null,
         h("div", { class: "two-columns" }, factList(setupFacts(option.setup)), factList(metrics)),
         priceLinks(option),
         option.risks.length ? h("div", {}, h("h4", {}, "Risks"), h("ul", {}, option.risks.map((risk) => h("li", {}, risk)))) : null,
@@ -554,11 +561,34 @@ function optionItem(option) {
   );
 }
 
-// Options the API folds under this one (the same kind, provider and price), when it sends them.
+// Options the API folds into this row: the same kind and provider at the same total.
 function groupedAlternatives(option) {
-  const others = option.alternatives || option.same_price || option.equivalents;
-  if (!Array.isArray(others) || !others.length) return null;
-  return h("div", {}, h("h4", {}, "Same price elsewhere"), h("ul", {}, others.map((other) => h("li", {}, typeof other === "string" ? other : other.label || JSON.stringify(other)))));
+  const others = option.same_total || [];
+  if (!others.length) return null;
+  return h("div", {}, h("h4", {}, `The same total, folded into this row (${others.length})`), h("ul", { class: "folded" }, others.map((label) => h("li", {}, label))));
+}
+
+// When nothing is feasible: each constraint that binds, and what relaxing it alone would admit.
+function bindingSection(binding) {
+  if (!binding?.length) return null;
+  return h(
+    "section",
+    { class: "card binding", "aria-labelledby": "binding-title" },
+    h("h2", { id: "binding-title" }, "What stands in the way"),
+    h(
+      "ul",
+      {},
+      binding.map((item) =>
+        h(
+          "li",
+          {},
+          h("strong", {}, words(item.constraint)),
+          `: relaxed to ${item.relaxed_to}, `,
+          item.cheapest_label ? `the cheapest option would be ${item.cheapest_label}${item.cheapest_total_usd ? ` at ${usd(item.cheapest_total_usd)}` : ""}${item.cheapest_figure ? ` (${item.cheapest_figure})` : ""}.` : "still nothing would be feasible.",
+        ),
+      ),
+    ),
+  );
 }
 
 function rejectedSection(rejected) {
@@ -634,6 +664,7 @@ function renderAnswer(answer, body) {
       h("p", { class: "muted" }, "Cheapest over the horizon first. Open an option for its setup, cost lines, risks and catalog rows."),
       answer.options.length ? h("ol", { class: "options" }, answer.options.map(optionItem)) : h("p", {}, "No option is feasible: see the rejected candidates."),
     ),
+    bindingSection(answer.binding_constraints),
     breakEvenSection(answer.break_even),
     rejectedSection(answer.rejected),
     assumptionsSection(answer.assumptions),
