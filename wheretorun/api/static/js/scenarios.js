@@ -115,7 +115,8 @@ async function openScenario(id, version, { atLeast = 0 } = {}) {
     // before committing it would otherwise look lost for a moment).
     for (let attempt = 0; ; attempt += 1) {
       [scenario, versions] = await Promise.all([get(`/v1/scenarios/${id}`), get(`/v1/scenarios/${id}/versions`)]);
-      if (scenario.version >= atLeast || attempt >= 10) break;
+      const complete = scenario.version >= atLeast && versions.some((v) => v.version >= atLeast);
+      if (complete || attempt >= 25) break;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   } catch (error) {
