@@ -178,16 +178,39 @@ def test_a_shared_link_reopens_the_plan(page: Any, server: Server) -> None:
     assert "over 12 months" in rationale
 
 
+SMALL = {"kind": "inference", "model": "llama-3.1-8b", "requests_per_day": 1000}
+SMALL |= {"input_tokens": 500, "output_tokens": 100}
+
+
+def _api_reason(server: Server, body: dict[str, Any], field: str) -> str:
+    """The reason the API itself gives for `field` (the page must show exactly that)."""
+    answer = httpx.post(f"{server.base_url}/v1/recommendations", json=body, timeout=60)
+    assert answer.status_code == 422, answer.text
+    reasons = [error["reason"] for error in answer.json()["errors"] if error["field"] == field]
+    assert reasons, answer.text
+    return reasons[0]
+
+
 @pytest.mark.parametrize(
-    ("fields", "control", "reason"),
+    ("fields", "control", "bad", "field"),
     [
-        ({"#inf-input_tokens": "0"}, "#inf-input_tokens", "greater than or equal to 1"),
-        ({"#plan-model": "no-such-model"}, "#plan-model", "no catalog model"),
+        ({"#inf-input_tokens": "0"}, "#inf-input_tokens", {"input_tokens": 0}, "input_tokens"),
+        ({"#plan-model": "no-such-model"}, "#plan-model", {"model": "no-such-model"}, "model"),
     ],
 )
 def test_an_api_error_shows_next_to_its_field(
-    page: Any, server: Server, screenshots: Path, fields: dict[str, str], control: str, reason: str
+    page: Any,
+    server: Server,
+    screenshots: Path,
+    fields: dict[str, str],
+    control: str,
+    bad: dict[str, Any],
+    field: str,
 ) -> None:
+    body = {"workload": {**SMALL, **bad}}
+    problem = httpx.post(f"{server.base_url}/v1/recommendations", json=body, timeout=60).json()
+    failing = [error for error in problem["errors"] if error["field"].endswith(f".{field}")]
+    assert len(failing) == 1, problem
     page.goto("/")
     _fill(
         page,
@@ -202,7 +225,7 @@ def test_an_api_error_shows_next_to_its_field(
     page.locator("#plan-submit").click()
     message = page.locator(f"{control} ~ .field-error")
     message.wait_for()
-    assert reason in message.inner_text()
+    assert message.inner_text() == failing[0]["reason"]
     assert page.locator(control).get_attribute("aria-invalid") == "true"
     described = page.locator(control).get_attribute("aria-describedby") or ""
     assert message.get_attribute("id") in described.split()
@@ -227,7 +250,8 @@ def test_an_assumption_error_opens_its_group(page: Any, server: Server) -> None:
     page.locator("#plan-submit").click()
     message = page.locator("#asm-pue ~ .field-error")
     message.wait_for()
-    assert "between 1.0 and 3.0" in message.inner_text()
+    expected = _api_reason(server, {"workload": SMALL, "assumptions": {"pue": 0.5}}, "body.assumptions.pue")
+    assert message.inner_text() == expected
     # Every default names its source, one click away.
     source = page.locator("#asm-pue ~ details.source")
     source.locator("summary").click()

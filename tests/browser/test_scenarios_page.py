@@ -95,7 +95,18 @@ def test_a_bad_analysis_input_shows_next_to_its_field(page: Any, server: Server)
     page.locator("#scenario-evaluate").click()
     message = page.locator("#mc-samples ~ .field-error")
     message.wait_for()
-    assert "greater than or equal to 1" in message.inner_text()
+    answer = httpx.post(
+        f"{server.base_url}/v1/scenarios/{server.scenario_id}/evaluate",
+        json={
+            "monte_carlo": {
+                "samples": 0,
+                "distributions": [{"input": "traffic", "kind": "uniform", "low": 1, "high": 2}],
+            }
+        },
+        timeout=60,
+    )
+    reasons = {error["field"]: error["reason"] for error in answer.json()["errors"]}
+    assert message.inner_text() == reasons["body.monte_carlo.samples"]
     assert page.locator("#mc-samples").get_attribute("aria-invalid") == "true"
 
 
