@@ -10,15 +10,15 @@ from hypothesis import strategies as st
 
 from tests.unit.recommend_catalog import TOGETHER_8B, api_price, snapshot
 from wheretorun.engine.assumptions import Assumptions
-from wheretorun.engine.costs.plan import Line, Plan
+from wheretorun.engine.costs.candidate import CostedCandidate, Line
 from wheretorun.engine.explain import rationale
 from wheretorun.engine.recommend import recommend
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import Constraints, InferenceWorkload, OptionKind
 
 
-def _plan(label: str, lines: tuple[Line, ...]) -> Plan:
-    return Plan(OptionKind.OWNED, label, Setup(model_id="m"), lines, months=12)
+def _plan(label: str, lines: tuple[Line, ...]) -> CostedCandidate:
+    return CostedCandidate(OptionKind.OWNED, label, Setup(model_id="m"), lines, months=12)
 
 
 def test_the_largest_cost_is_a_share_of_the_costs_paid_not_of_a_total_lowered_by_resale() -> None:

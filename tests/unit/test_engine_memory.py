@@ -19,7 +19,7 @@ from wheretorun.engine import (
     kv_cache_bytes_per_token,
     weights_bytes,
 )
-from wheretorun.engine.inference import build_deployment
+from wheretorun.engine.inference_estimate import build_deployment
 from wheretorun.engine.roofline import decode_pass
 
 GIB = 2**30

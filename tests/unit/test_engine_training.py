@@ -15,7 +15,7 @@ from wheretorun.engine import (
     TrainingMethod,
     estimate_training,
 )
-from wheretorun.engine.training import lora_parameters, training_flops
+from wheretorun.engine.training_estimate import lora_parameters, training_flops
 
 LLAMA2_MATMUL_PARAMS = 6.738e9 - 32000 * 4096  # the input-embedding lookup is not a matmul
 

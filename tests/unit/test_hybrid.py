@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from tests.unit.recommend_catalog import P5, TOGETHER_70B, snapshot
 from wheretorun.engine import DEFAULT_EFFICIENCY
 from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.costs.candidate import CostedCandidate, Line
 from wheretorun.engine.costs.demand import ServingDemand
-from wheretorun.engine.costs.plan import Line, Plan
 from wheretorun.engine.hybrid import BaseOption, BurstOption, HybridInputs, solve_hybrid
-from wheretorun.engine.planning.inference import serving_candidates
 from wheretorun.engine.planning.rules import Context
+from wheretorun.engine.planning.serving_candidates import serving_candidates
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import Constraints, InferenceWorkload, OptionKind
 
@@ -41,8 +41,10 @@ def _demand() -> ServingDemand:
     return ServingDemand.from_workload(workload, NO_STAFF.horizon_months, NO_STAFF.hours_per_month)
 
 
-def _plan(option: OptionKind, total: float, capex: float = 0.0) -> Plan:
-    return Plan(option, f"pure {option.value}", Setup("m"), (Line("all", total),), months=12, capex_usd=capex)
+def _plan(option: OptionKind, total: float, capex: float = 0.0) -> CostedCandidate:
+    return CostedCandidate(
+        option, f"pure {option.value}", Setup("m"), (Line("all", total),), months=12, capex_usd=capex
+    )
 
 
 def test_the_base_covers_the_quiet_hours_and_the_api_the_busy_one() -> None:
@@ -148,7 +150,7 @@ def test_the_hybrid_is_repriced_at_another_volume_for_the_break_even() -> None:
     unit_cost = 0.5 * hours
     api_total = float((demand.rates_rps @ demand.group_hours).sum())
 
-    def linear(option: OptionKind, total: float) -> Plan:
+    def linear(option: OptionKind, total: float) -> CostedCandidate:
         return dataclasses.replace(_plan(option, total), reprice=lambda m: _plan(option, total * m))
 
     inputs = HybridInputs(

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from tests.unit.recommend_catalog import ACCELERATORS, HARDWARE, snapshot
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import CatalogSnapshot
-from wheretorun.engine.costs.plan import Plan
+from wheretorun.engine.costs.candidate import CostedCandidate
 from wheretorun.engine.recommend import recommend
 from wheretorun.engine.workload import (
     BatchWorkload,
@@ -143,16 +143,16 @@ def test_a_missing_price_never_produces_a_free_option(workload: Workload, catalo
             assert setup.accelerator_id in catalog.hardware_prices
 
 
-def _best_repriceable(workload: InferenceWorkload) -> list[Plan]:
+def _best_repriceable(workload: InferenceWorkload) -> list[CostedCandidate]:
     """The pure plans recommend() compares in its break-even, as the cost models build them."""
     from wheretorun.engine import DEFAULT_EFFICIENCY
-    from wheretorun.engine.planning.inference import serving_candidates
     from wheretorun.engine.planning.rules import Context
+    from wheretorun.engine.planning.serving_candidates import serving_candidates
 
     candidates = serving_candidates(
         workload, Context(Constraints(), ASSUMPTIONS, snapshot(), DEFAULT_EFFICIENCY)
     )
-    best: dict[OptionKind, Plan] = {}
+    best: dict[OptionKind, CostedCandidate] = {}
     for plan in sorted(candidates.plans, key=lambda p: p.total_usd):
         best.setdefault(plan.option, plan)
     return [plan for plan in best.values() if plan.reprice is not None]

@@ -13,7 +13,7 @@ from tests.unit.recommend_catalog import H100, L4, LLAMA_8B, LLAMA_70B, LLAMA_40
 from wheretorun.engine import TrainingConfig, estimate_training
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.config import TrainingMethod
-from wheretorun.engine.costs.training import JobFailure, TrainingJob, fastest_job
+from wheretorun.engine.costs.training_jobs import JobFailure, TrainingJob, fastest_job
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommend import recommend

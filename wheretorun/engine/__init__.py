@@ -28,7 +28,7 @@ from wheretorun.engine.efficiency import (
 )
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.errors import EngineError, InvalidSpec
-from wheretorun.engine.inference import (
+from wheretorun.engine.inference_estimate import (
     Bound,
     InferenceEstimate,
     MemoryEstimate,
@@ -46,7 +46,7 @@ from wheretorun.engine.precision import (
 )
 from wheretorun.engine.specs import AcceleratorSpec, AttentionKind, MemoryKind, ModelArchitecture
 from wheretorun.engine.sweep import SweepGrid, SweepResult, sweep_inference
-from wheretorun.engine.training import TrainingEstimate, TrainingMemory, estimate_training
+from wheretorun.engine.training_estimate import TrainingEstimate, TrainingMemory, estimate_training
 
 __all__ = [
     "DEFAULT_EFFICIENCY",

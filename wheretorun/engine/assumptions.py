@@ -136,8 +136,8 @@ DEFAULT_SOURCES: Mapping[str, str] = MappingProxyType(
         ),
         "max_accelerators_per_job": (
             "planning convention: 64 nodes x 8 accelerators, the largest scale of the training calibration "
-            "rows (wheretorun/engine/training.py: 'the calibration rows (<= 64 nodes)'); beyond it estimates "
-            "are extrapolated"
+            "rows (wheretorun/engine/training_estimate.py: 'the calibration rows (<= 64 nodes)'); beyond it "
+            "estimates are extrapolated"
         ),
         "hosted_batch_completion_hours": (
             "OpenAI Batch API: completion_window '24h' is the only supported value "

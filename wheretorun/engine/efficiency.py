@@ -81,7 +81,7 @@ class TrainingScaling:
     utilisation = base x hidden / (hidden + hidden_half_size); attention FLOPs run at
     `attention_relative_efficiency` x that (flash-attention kernels reach a lower share of peak
     than large GEMMs, more so in the backward pass). The fall with scale is not a fitted factor:
-    `training.py` prices data-parallel communication over the intra-node link for one node and
+    `training_estimate.py` prices data-parallel communication over the intra-node link for one node and
     the slower inter-node link beyond, and a step takes the longer of compute and communication.
     """
 

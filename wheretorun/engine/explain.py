@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wheretorun.engine.costs.plan import Plan
+from wheretorun.engine.costs.candidate import CostedCandidate
 
 __all__ = ["rationale"]
 
@@ -15,7 +15,7 @@ def _usd(value: float) -> str:
     return f"${value:,.2f}"
 
 
-def _cost_sentence(plan: Plan) -> str:
+def _cost_sentence(plan: CostedCandidate) -> str:
     parts = [f"{plan.label} costs {_usd(plan.total_usd)}"]
     parts.append(
         f"over {plan.months:g} months ({_usd(plan.usd_per_month or 0.0)} a month)"
@@ -36,7 +36,7 @@ def _cost_sentence(plan: Plan) -> str:
     return " ".join(parts) + "."
 
 
-def _biggest_line(plan: Plan) -> str:
+def _biggest_line(plan: CostedCandidate) -> str:
     """The largest cost line as a share of everything paid out (the positive lines): a resale
     credit lowers the total but is not a cost, so the shares of the costs add up to 100%."""
     lines = [line for line in plan.lines if line.usd > 0]
@@ -58,7 +58,9 @@ def _relative(extra: float, base: float) -> str:
     return f"{extra / base:.0%} more"
 
 
-def _comparison(plan: Plan, rank: int, winner: Plan, runner_up: Plan | None) -> str:
+def _comparison(
+    plan: CostedCandidate, rank: int, winner: CostedCandidate, runner_up: CostedCandidate | None
+) -> str:
     if rank == 0:
         if runner_up is None:
             return " It is the only feasible option."
@@ -75,7 +77,7 @@ def _comparison(plan: Plan, rank: int, winner: Plan, runner_up: Plan | None) -> 
     )
 
 
-def _usage(plan: Plan) -> str:
+def _usage(plan: CostedCandidate) -> str:
     parts = []
     if plan.utilisation is not None:
         parts.append(f"the capacity paid for is {min(plan.utilisation, 1.0):.0%} used on average")
@@ -89,7 +91,9 @@ def _usage(plan: Plan) -> str:
     return f" At this volume {', '.join(parts)}." if parts else ""
 
 
-def rationale(plan: Plan, rank: int, winner: Plan, runner_up: Plan | None) -> str:
+def rationale(
+    plan: CostedCandidate, rank: int, winner: CostedCandidate, runner_up: CostedCandidate | None
+) -> str:
     """Cost, rank against the winner, the main cost driver, usage, the plan's own facts and its
     first risk."""
     facts = "".join(f" {fact}." for fact in plan.facts[:2])

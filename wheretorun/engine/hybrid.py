@@ -65,8 +65,8 @@ import numpy as np
 
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.costs.arrays import FloatArray
+from wheretorun.engine.costs.candidate import CostedCandidate, Line
 from wheretorun.engine.costs.demand import ServingDemand
-from wheretorun.engine.costs.plan import Line, Plan
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import Constraints, OptionKind
 
@@ -81,7 +81,7 @@ _ONE_STAGE_BURST_INTEGERS = 24  # above this many whole-instance burst variables
 class BaseOption:
     """One unit kind of base capacity, derived from a pure plan."""
 
-    plan: Plan
+    plan: CostedCandidate
     unit: str  # "server of 8 x h100-sxm", "p5.48xlarge reserved-3y"
     owned: bool
     unit_rps: float  # planned capacity of one unit
@@ -97,7 +97,7 @@ class BaseOption:
 class BurstOption:
     """A source paid only when used: an autoscaled cloud offer or a hosted API."""
 
-    plan: Plan
+    plan: CostedCandidate
     unit: str
     api: bool
     unit_rps: float  # cloud: planned capacity per instance (unused for the API)
@@ -111,7 +111,7 @@ class HybridInputs:
     bursts: tuple[BurstOption, ...] = ()
 
     @property
-    def plans(self) -> tuple[Plan, ...]:
+    def plans(self) -> tuple[CostedCandidate, ...]:
         options: tuple[BaseOption | BurstOption, ...] = (*self.bases, *self.bursts)
         return tuple(option.plan for option in options)
 
@@ -130,7 +130,7 @@ class HybridSolution:
     """`plan` is the hybrid (option HYBRID); `pure` is True when the optimum uses one source
     only, and then `plan` is that source's own pure plan."""
 
-    plan: Plan
+    plan: CostedCandidate
     pure: bool
     parts: tuple[HybridPartValue, ...]
     base_utilisation: float | None
@@ -240,7 +240,7 @@ class _Builder:
     demand: ServingDemand
     assumptions: Assumptions
     constraints: Constraints
-    pure_plans: tuple[Plan, ...]  # every pure plan offered, dominated bases' included
+    pure_plans: tuple[CostedCandidate, ...]  # every pure plan offered, dominated bases' included
     program: _Program = field(default_factory=_Program)
     bases: list[int] = field(default_factory=list)
     cloud_staff: list[int] = field(default_factory=list)
@@ -338,7 +338,7 @@ def solve_hybrid(
     demand: ServingDemand,
     assumptions: Assumptions,
     constraints: Constraints,
-    pure_plans: tuple[Plan, ...] | None = None,
+    pure_plans: tuple[CostedCandidate, ...] | None = None,
 ) -> HybridSolution | None:
     """The cheapest mix of bases and bursts (see the module docstring); None without at least
     one base and one burst, or when no mix meets the budget. `pure_plans` are the pure plans the
@@ -380,7 +380,7 @@ def _undominated(inputs: HybridInputs, assumptions: Assumptions) -> tuple[BaseOp
     return tuple(b for b in inputs.bases if _per_rps_hour(b, assumptions) < cheapest)
 
 
-def _pure(plans: tuple[Plan, ...], constraints: Constraints) -> HybridSolution:
+def _pure(plans: tuple[CostedCandidate, ...], constraints: Constraints) -> HybridSolution:
     """The cheapest pure plan (within the budget constraints when any is) as the answer."""
     allowed = [plan for plan in plans if _within(plan, constraints)] or list(plans)
     return HybridSolution(min(allowed, key=lambda plan: (plan.total_usd, plan.label)), True, (), None)
@@ -433,7 +433,7 @@ def _result(builder: _Builder, periods: list[_Period], solution: FloatArray) -> 
     return HybridSolution(plan, False, tuple(parts), plan.utilisation)
 
 
-def _within(plan: Plan, constraints: Constraints) -> bool:
+def _within(plan: CostedCandidate, constraints: Constraints) -> bool:
     """Whether a pure plan meets the budget constraints the program was given."""
     if constraints.max_capex_usd is not None and plan.capex_usd > constraints.max_capex_usd:
         return False
@@ -482,7 +482,7 @@ def _plan(
     used: list[int],
     units: list[int],
     periods: list[_Period],
-) -> Plan:
+) -> CostedCandidate:
     inputs, demand = builder.inputs, builder.demand
     lines = [
         Line(f"{part.role}: {part.label}", part.usd, f"{part.share_of_requests:.0%} of requests")
@@ -513,7 +513,7 @@ def _plan(
         risks.insert(0, f"hardware lead time {lead} months: the bursts serve everything until delivery")
     total = sum(line.usd for line in lines)
     capital = sum(inputs.bases[i].capital_usd_per_unit * units[i] for i in used)
-    return Plan(
+    return CostedCandidate(
         option=OptionKind.HYBRID,
         label="hybrid: " + " + ".join(part.label for part in parts),
         setup=Setup(
@@ -539,7 +539,7 @@ def _plan(
     )
 
 
-def _resolved(builder: _Builder, multiplier: float) -> Plan | None:
+def _resolved(builder: _Builder, multiplier: float) -> CostedCandidate | None:
     """The hybrid at `multiplier` x the volume: the same bases and bursts to choose from, the
     mix solved again against the pure plans re-priced at that volume (break-even uses it)."""
     pure = tuple(

@@ -2,7 +2,8 @@
 
     recommend(workload, constraints, assumptions, snapshot) -> Recommendation
 
-1. Enumerate candidates for the workload kind (planning/inference.py, batch.py, training.py):
+1. Enumerate candidates for the workload kind (planning/serving_candidates.py,
+   batch_candidates.py, training_candidates.py):
    option x accelerator x count x precision x offer x pricing mode. Rules reject what cannot
    run (memory, latency, deadline, constraints, missing prices) with the rule that decided;
    every remaining candidate is costed over the horizon (or the job).
@@ -30,19 +31,18 @@ from types import MappingProxyType
 from typing import Any
 
 from wheretorun.engine.assumptions import Assumptions
-from wheretorun.engine.breakeven import break_even
 from wheretorun.engine.catalog import CatalogSnapshot
-from wheretorun.engine.costs.plan import Plan
+from wheretorun.engine.costs.candidate import CostedCandidate
 from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.explain import rationale
 from wheretorun.engine.hybrid import HybridSolution, solve_hybrid
 from wheretorun.engine.money import rounded
-from wheretorun.engine.planning.batch import batch_candidates
-from wheretorun.engine.planning.inference import serving_candidates
+from wheretorun.engine.planning.batch_candidates import batch_candidates
 from wheretorun.engine.planning.rules import Context, money_verdict
-from wheretorun.engine.planning.training import training_candidates
+from wheretorun.engine.planning.serving_candidates import serving_candidates
+from wheretorun.engine.planning.training_candidates import training_candidates
 from wheretorun.engine.recommendation import (
     BindingConstraint,
     CostLine,
@@ -51,6 +51,7 @@ from wheretorun.engine.recommendation import (
     Recommendation,
     RejectReason,
 )
+from wheretorun.engine.volume_break_even import volume_break_even
 from wheretorun.engine.workload import (
     BatchWorkload,
     Constraints,
@@ -111,7 +112,7 @@ def recommend(
         assumption_sources=MappingProxyType(assumptions.sources()),
         catalog_version=snapshot.version,
         as_of=snapshot.as_of,
-        break_even=break_even(list(best.values()), found.volume_unit, found.volume),
+        break_even=volume_break_even(list(best.values()), found.volume_unit, found.volume),
         notes=tuple(dict.fromkeys(context.notes)),
         candidates_evaluated=found.evaluated,
         binding_constraints=binding,
@@ -168,7 +169,7 @@ class _Found:
     kind: str
     volume_unit: str
     volume: float
-    plans: list[Plan]
+    plans: list[CostedCandidate]
     evaluated: int
     hybrid: HybridSolution | None = None
 
@@ -197,7 +198,7 @@ def _candidates(workload: Workload, context: Context) -> _Found:
 # ---- rules on money ----------------------------------------------------------------------------
 
 
-def _budget_usd(plan: Plan, workload: Workload) -> float:
+def _budget_usd(plan: CostedCandidate, workload: Workload) -> float:
     """What the monthly budget is compared with: the average month, or for a batch job its cost
     spread over the months its deadline spans (at least one)."""
     if plan.usd_per_month is not None:
@@ -208,7 +209,9 @@ def _budget_usd(plan: Plan, workload: Workload) -> float:
     return plan.total_usd / months
 
 
-def _within_budgets(plans: Sequence[Plan], workload: Workload, context: Context) -> list[Plan]:
+def _within_budgets(
+    plans: Sequence[CostedCandidate], workload: Workload, context: Context
+) -> list[CostedCandidate]:
     kept = []
     for plan in plans:
         verdict = money_verdict(_budget_usd(plan, workload), plan.capex_usd, context.constraints)
@@ -222,11 +225,11 @@ def _within_budgets(plans: Sequence[Plan], workload: Workload, context: Context)
 # ---- ranking ------------------------------------------------------------------------------------
 
 
-def _ranked(plans: Sequence[Plan]) -> list[Plan]:
+def _ranked(plans: Sequence[CostedCandidate]) -> list[CostedCandidate]:
     return sorted(plans, key=lambda plan: (plan.total_usd, plan.option.value, plan.label))
 
 
-def _dedupe_key(plan: Plan) -> tuple[str, str, str, str]:
+def _dedupe_key(plan: CostedCandidate) -> tuple[str, str, str, str]:
     """Near-identical plans share a key: the same option on the same accelerator (the same model,
     for hosted APIs) from the same provider in the same pricing mode; so one instance type in
     twenty regions shows once, while its on-demand, spot and reserved prices all show."""
@@ -239,14 +242,14 @@ def _dedupe_key(plan: Plan) -> tuple[str, str, str, str]:
     )
 
 
-def _best_per_option(ranked: Sequence[Plan]) -> dict[OptionKind, Plan]:
-    best: dict[OptionKind, Plan] = {}
+def _best_per_option(ranked: Sequence[CostedCandidate]) -> dict[OptionKind, CostedCandidate]:
+    best: dict[OptionKind, CostedCandidate] = {}
     for plan in ranked:
         best.setdefault(plan.option, plan)
     return best
 
 
-def _same_total(head: Plan, plan: Plan) -> bool:
+def _same_total(head: CostedCandidate, plan: CostedCandidate) -> bool:
     """Worth one row: the same option kind from the same provider (for hosted APIs: the same
     model, whoever resells it) at the same total, within half a percent."""
     if head.option != plan.option:
@@ -257,9 +260,9 @@ def _same_total(head: Plan, plan: Plan) -> bool:
     return same_source and abs(plan.total_usd - head.total_usd) <= _SAME_TOTAL * max(abs(head.total_usd), 1.0)
 
 
-def _fold(plans: Sequence[Plan]) -> list[tuple[Plan, list[str]]]:
+def _fold(plans: Sequence[CostedCandidate]) -> list[tuple[CostedCandidate, list[str]]]:
     """Ranked plans with those of the same kind, provider and total folded into the first."""
-    rows: list[tuple[Plan, list[str]]] = []
+    rows: list[tuple[CostedCandidate, list[str]]] = []
     for plan in plans:
         head = next((row for row in rows if _same_total(row[0], plan)), None)
         if head is None:
@@ -269,7 +272,9 @@ def _fold(plans: Sequence[Plan]) -> list[tuple[Plan, list[str]]]:
     return rows
 
 
-def _shortlist(ranked: Sequence[Plan], best: dict[OptionKind, Plan]) -> list[tuple[Plan, tuple[str, ...]]]:
+def _shortlist(
+    ranked: Sequence[CostedCandidate], best: dict[OptionKind, CostedCandidate]
+) -> list[tuple[CostedCandidate, tuple[str, ...]]]:
     seen: set[tuple[str, str, str, str]] = set()
     unique = []
     for plan in ranked:
@@ -380,9 +385,9 @@ def _optional_money(value: float | None, step: Decimal = _CENT) -> Decimal | Non
 
 
 def _option(
-    plan: Plan,
+    plan: CostedCandidate,
     rank: int,
-    ranked: Sequence[Plan],
+    ranked: Sequence[CostedCandidate],
     hybrid: HybridSolution | None,
     same_total: tuple[str, ...] = (),
 ) -> PlanOption:

@@ -24,7 +24,7 @@ from wheretorun.engine.workload import OptionKind
 
 __all__ = [
     "BindingConstraint",
-    "BreakEven",
+    "VolumeBreakEven",
     "BreakEvenPoint",
     "CostLine",
     "Crossover",
@@ -161,7 +161,7 @@ class BreakEvenPoint:
 
     multiplier: float
     volume: float
-    usd_per_month: tuple[tuple[str, Decimal], ...]  # (plan label, cost), in `BreakEven.compared` order
+    usd_per_month: tuple[tuple[str, Decimal], ...]  # (plan label, cost), in `VolumeBreakEven.compared` order
     winner: str
 
 
@@ -176,7 +176,7 @@ class Crossover:
 
 
 @dataclass(frozen=True, slots=True)
-class BreakEven:
+class VolumeBreakEven:
     """How the winner depends on volume: each compared plan keeps its configuration (offer,
     accelerator, layout) and is re-sized and re-priced at each volume. `crossovers` is empty when
     the winner never changes in the searched range."""
@@ -212,7 +212,7 @@ class Recommendation:
     assumption_sources: Mapping[str, str] = field(hash=False)
     catalog_version: int
     as_of: dt.datetime
-    break_even: BreakEven | None
+    break_even: VolumeBreakEven | None
     notes: tuple[str, ...]
     candidates_evaluated: int
     binding_constraints: tuple[BindingConstraint, ...] = ()  # only when no option is feasible

@@ -22,7 +22,7 @@ import numpy.typing as npt
 from wheretorun.engine.config import ServingEngine, accumulates_in_fp16, engine_memory_fraction
 from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
-from wheretorun.engine.inference import (
+from wheretorun.engine.inference_estimate import (
     activation_bytes,
     available_bytes,
     kv_replication,

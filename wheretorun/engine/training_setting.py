@@ -22,7 +22,7 @@ from wheretorun.engine.config import TrainingConfig, TrainingMethod
 from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.specs import AcceleratorSpec, ModelArchitecture
-from wheretorun.engine.training import (
+from wheretorun.engine.training_estimate import (
     TrainingEstimate,
     estimate_training,
     fewest_accelerators,

@@ -44,8 +44,8 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import REPLICA_SIZES, ReplicaCapacity
 from wheretorun.engine.catalog import CloudOffer
 from wheretorun.engine.costs.arrays import FloatArray, ceil_array
+from wheretorun.engine.costs.candidate import CostedCandidate, Line
 from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
-from wheretorun.engine.costs.plan import Line, Plan
 from wheretorun.engine.costs.staff import staff_lines
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import Setup
@@ -319,7 +319,7 @@ def serving_plan(
     demand: ServingDemand,
     assumptions: Assumptions,
     hosted_usd_per_request: float | None = None,
-) -> Plan | None:
+) -> CostedCandidate | None:
     """Serving `model_id` on instances of `offer` for the horizon; None when unpriced, or on spot
     when no fallback is priced (neither the offer's on-demand price nor `hosted_usd_per_request`,
     the cheapest hosted API's price of a request of the same model)."""
@@ -353,7 +353,7 @@ def serving_plan(
     )
     capacity_hours = paid * layout.per_instance * capacity.requests_per_s * 3600
     replicas = peak * layout.per_instance
-    return Plan(
+    return CostedCandidate(
         option=OptionKind.CLOUD,
         label=offer_label(offer, mode),
         setup=Setup(
@@ -428,7 +428,7 @@ def batch_plan(
     model_id: str,
     demand: BatchDemand,
     assumptions: Assumptions,
-) -> Plan | None:
+) -> CostedCandidate | None:
     """One batch job on as many instances of `offer` as the deadline needs; None when unpriced or
     when even the largest allowed job (`max_accelerators_per_job`) misses the deadline."""
     price = hourly_price(offer, mode, assumptions)
@@ -439,7 +439,7 @@ def batch_plan(
         return None
     instances, wall_hours, instance_hours = job
     capacity = layout.capacity
-    return Plan(
+    return CostedCandidate(
         option=OptionKind.CLOUD,
         label=offer_label(offer, mode),
         setup=Setup(

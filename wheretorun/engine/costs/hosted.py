@@ -13,8 +13,8 @@ from decimal import Decimal
 
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import ApiPriceOffer
+from wheretorun.engine.costs.candidate import CostedCandidate, Line
 from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
-from wheretorun.engine.costs.plan import Line, Plan
 from wheretorun.engine.costs.staff import staff_lines
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import OptionKind
@@ -93,7 +93,7 @@ def usd_per_request(price: ApiPriceOffer, demand: ServingDemand) -> float:
 
 def serving_plan(
     price: ApiPriceOffer, model_id: str, demand: ServingDemand, assumptions: Assumptions
-) -> Plan:
+) -> CostedCandidate:
     """Online serving through `price` for the whole horizon."""
     requests = demand.total_requests
     _, cached_note = _cached_price(price)
@@ -108,7 +108,7 @@ def serving_plan(
     )
     total = sum(line.usd for line in lines)
     per_request = usd_per_request(price, demand)
-    return Plan(
+    return CostedCandidate(
         option=OptionKind.HOSTED_API,
         label=label(price),
         setup=_setup(price, model_id, "api"),
@@ -131,7 +131,9 @@ def uses_batch_tier(price: ApiPriceOffer, demand: BatchDemand, assumptions: Assu
     return has_tier and demand.deadline_hours >= assumptions.hosted_batch_completion_hours
 
 
-def batch_plan(price: ApiPriceOffer, model_id: str, demand: BatchDemand, assumptions: Assumptions) -> Plan:
+def batch_plan(
+    price: ApiPriceOffer, model_id: str, demand: BatchDemand, assumptions: Assumptions
+) -> CostedCandidate:
     """One offline job through `price`: the batch tier when the deadline allows it."""
     batch = uses_batch_tier(price, demand, assumptions)
     if batch:
@@ -153,7 +155,7 @@ def batch_plan(price: ApiPriceOffer, model_id: str, demand: BatchDemand, assumpt
             "hosted-API batch job, until its deadline",
         ),
     )
-    return Plan(
+    return CostedCandidate(
         option=OptionKind.HOSTED_API,
         label=label(price) + (" (batch)" if batch else ""),
         setup=_setup(price, model_id, "api_batch" if batch else "api"),

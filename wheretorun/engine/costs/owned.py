@@ -39,10 +39,10 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import REPLICA_SIZES, ReplicaCapacity
 from wheretorun.engine.catalog import AcceleratorEntry, HardwarePrice
 from wheretorun.engine.costs.arrays import ceil_count
+from wheretorun.engine.costs.candidate import CostedCandidate, Line
 from wheretorun.engine.costs.cloud import Layout, quantisation_risks
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.finance import CapitalSchedule, capital_schedule
-from wheretorun.engine.costs.plan import Line, Plan
 from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, staff_lines
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import Setup
@@ -64,7 +64,7 @@ __all__ = [
 _W_PER_KW = 1000.0
 _LOW_UTILISATION = 0.5
 
-Bridge = Callable[[ServingDemand], Plan | None]
+Bridge = Callable[[ServingDemand], CostedCandidate | None]
 
 
 def server_capex_usd(price: HardwarePrice, accelerators: int, assumptions: Assumptions) -> float:
@@ -185,7 +185,7 @@ class OwnedSizing:
     servers: int
     energy_usd: float  # accelerator energy at the served load
     served_rps_hours: float  # from delivery to the horizon's end
-    bridged: Plan | None  # the rental that serves the lead time
+    bridged: CostedCandidate | None  # the rental that serves the lead time
     staff: tuple[Line, ...]  # the minimum per deployment and what the fleet adds (staff.py)
 
     def amounts(self) -> list[tuple[str, float]]:
@@ -254,7 +254,7 @@ def owned_plan(
     assumptions: Assumptions,
     bridge: Bridge | None,
     sizing: OwnedSizing | None = None,
-) -> Plan:
+) -> CostedCandidate:
     """Serving `model_id` on owned servers for the horizon (`sizing`, when already computed)."""
     if sizing is None:
         sizing = owned_sizing(entry, price, tdp_w, layout, demand, assumptions, bridge)
@@ -278,7 +278,7 @@ def owned_plan(
     opex = sum(
         line.usd for line in lines if line.name in ("maintenance", "colocation", "power", STAFF, SCALED_STAFF)
     )
-    return Plan(
+    return CostedCandidate(
         option=OptionKind.OWNED,
         label=f"owned {servers} x {layout.accelerators} x {entry.id} servers",
         setup=Setup(
@@ -344,7 +344,7 @@ def local_plan(
     model_id: str,
     demand: ServingDemand,
     assumptions: Assumptions,
-) -> Plan | None:
+) -> CostedCandidate | None:
     """One local card serving one user; None when the peak needs more than one stream."""
     a = assumptions
     planned = capacity.single_stream_rps * a.target_utilisation
@@ -376,7 +376,7 @@ def local_plan(
     ]
     if demand.redundancy:
         risks.append("the requested redundancy is not provided by a local GPU")
-    return Plan(
+    return CostedCandidate(
         option=OptionKind.LOCAL,
         label=f"local {entry.id}",
         setup=Setup(

@@ -16,7 +16,7 @@ Jobs (batch, training runs) pay staff for the months they run; serving for the h
 from __future__ import annotations
 
 from wheretorun.engine.assumptions import Assumptions
-from wheretorun.engine.costs.plan import FIXED_STAFF_LINES, Line
+from wheretorun.engine.costs.candidate import FIXED_STAFF_LINES, Line
 
 __all__ = ["FIXED_STAFF_LINES", "SCALED_STAFF", "STAFF", "staff_fte", "staff_lines"]
 

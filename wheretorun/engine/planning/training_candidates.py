@@ -1,6 +1,6 @@
 """Candidates for a training or fine-tuning workload: cloud, owned servers and local cards.
 
-Each (accelerator, instance or server size) is sized once per time limit (costs/training.py):
+Each (accelerator, instance or server size) is sized once per time limit (costs/training_jobs.py):
 the deadline for jobs rented by the hour, the deadline shortened by spot's interruption overhead,
 and the share of the year a run may take on capacity held all year (reservations, owned, local).
 Hosted fine-tuning is not a candidate: the catalog has no fine-tuning prices.
@@ -13,12 +13,12 @@ import math
 import numpy as np
 
 from wheretorun.engine.cluster_network import cluster_network
-from wheretorun.engine.costs import training as costs
+from wheretorun.engine.costs import training_jobs as costs
 from wheretorun.engine.costs.arrays import IntArray
+from wheretorun.engine.costs.candidate import CostedCandidate
 from wheretorun.engine.costs.cloud import JOB_MODES, CloudMode, committed_months, offer_label
 from wheretorun.engine.costs.owned import server_size
-from wheretorun.engine.costs.plan import Plan
-from wheretorun.engine.costs.training import JobFailure, TrainingJob, fastest_job, year_limit_hours
+from wheretorun.engine.costs.training_jobs import JobFailure, TrainingJob, fastest_job, year_limit_hours
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.planning.cloud_table import ModeHours, OfferTable, choose_cheapest
 from wheretorun.engine.planning.offers import eligible_hardware, eligible_offers, offer_name
@@ -63,7 +63,7 @@ def _limit_of(mode: CloudMode) -> str:
     return "spot" if mode.pricing == "spot" else "hourly"
 
 
-def training_candidates(workload: TrainingWorkload, context: Context) -> tuple[list[Plan], int]:
+def training_candidates(workload: TrainingWorkload, context: Context) -> tuple[list[CostedCandidate], int]:
     model = _architecture(workload, context)
     context.notes.append(_FINE_TUNING_NOTE)
     plans, evaluated = _cloud(model, workload, context)
@@ -81,7 +81,9 @@ def _spec(context: Context, accelerator_id: str) -> AcceleratorSpec:
     return spec
 
 
-def _cloud(model: ModelArchitecture, workload: TrainingWorkload, context: Context) -> tuple[list[Plan], int]:
+def _cloud(
+    model: ModelArchitecture, workload: TrainingWorkload, context: Context
+) -> tuple[list[CostedCandidate], int]:
     a, book = context.assumptions, context.book
     offers = eligible_offers(context, len(TRAINING_MODES))
     table = offers.table
@@ -137,7 +139,7 @@ def _cloud(model: ModelArchitecture, workload: TrainingWorkload, context: Contex
         book=book,
         describe=lambda offer, key, mode: offer_label(table.offers[offer], mode),
     )
-    plans: list[Plan] = []
+    plans: list[CostedCandidate] = []
     seen: set[int] = set()
     for choice in choices:
         group = int(table.group[choice.offer])
@@ -201,7 +203,7 @@ def _mode_hours(
 
 def _owned(
     model: ModelArchitecture, workload: TrainingWorkload, context: Context, rented_per_run: float | None
-) -> list[Plan]:
+) -> list[CostedCandidate]:
     a, book = context.assumptions, context.book
     limit = _limits(workload, context)["held"]
     lead = lead_time_verdict(a)
@@ -225,7 +227,7 @@ def _owned(
     return plans
 
 
-def _local(model: ModelArchitecture, workload: TrainingWorkload, context: Context) -> list[Plan]:
+def _local(model: ModelArchitecture, workload: TrainingWorkload, context: Context) -> list[CostedCandidate]:
     a, book = context.assumptions, context.book
     limit = _limits(workload, context)["held"]
     plans = []

@@ -18,6 +18,7 @@ from wheretorun.engine.capacity import ReplicaCapacity, serving_capacities
 from wheretorun.engine.catalog import AcceleratorEntry, ApiPriceOffer
 from wheretorun.engine.costs import cloud, hosted
 from wheretorun.engine.costs.arrays import IntArray
+from wheretorun.engine.costs.candidate import CostedCandidate
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import (
     OwnedSizing,
@@ -27,11 +28,10 @@ from wheretorun.engine.costs.owned import (
     owned_sizing,
     server_size,
 )
-from wheretorun.engine.costs.plan import Plan
 from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF
 from wheretorun.engine.hybrid import BaseOption, BurstOption, HybridInputs
+from wheretorun.engine.planning.acceptable_models import SelfHosted, acceptable_models
 from wheretorun.engine.planning.cloud_table import Choice, ModeHours, OfferTable, choose_cheapest
-from wheretorun.engine.planning.models import SelfHosted, acceptable_models
 from wheretorun.engine.planning.offers import (
     EligibleOffers,
     eligible_hardware,
@@ -60,7 +60,7 @@ _BASES_PER_KIND = 1  # the cheapest owned accelerator and the cheapest reservati
 @dataclass(slots=True)
 class ServingCandidates:
     demand: ServingDemand
-    plans: list[Plan] = field(default_factory=list)
+    plans: list[CostedCandidate] = field(default_factory=list)
     bases: list[BaseOption] = field(default_factory=list)
     bursts: list[BurstOption] = field(default_factory=list)
     evaluated: int = 0
@@ -101,7 +101,7 @@ def _hosted(
     context: Context,
     result: ServingCandidates,
 ) -> None:
-    priced: list[tuple[Plan, ApiPriceOffer, str]] = []
+    priced: list[tuple[CostedCandidate, ApiPriceOffer, str]] = []
     for price, model_id in rows:
         verdict = hosted_verdict(price, demand.tokens_per_request, context)
         result.evaluated += 1
@@ -190,7 +190,7 @@ def _cloud(
     demand: ServingDemand,
     context: Context,
     result: ServingCandidates,
-) -> Callable[[ServingDemand], Plan | None] | None:
+) -> Callable[[ServingDemand], CostedCandidate | None] | None:
     """Cloud plans; returns the rental that bridges an owned plan's lead time (the cheapest
     on-demand autoscaled plan), if any."""
     a, book, table = context.assumptions, context.book, offers.table
@@ -239,7 +239,7 @@ def _cloud(
     )
     refused: set[int] = set()
 
-    def plan_of(choice: Choice) -> Plan | None:
+    def plan_of(choice: Choice) -> CostedCandidate | None:
         offer = table.offers[choice.offer]
         plan = cloud.serving_plan(
             offer, choice.mode, layouts[choice.key], model.model_id, demand, a, hosted_per_request
@@ -269,7 +269,7 @@ def _no_spec(accelerator_id: str) -> tuple[RejectReason, str]:
 def _keep_cloud_plans(
     choices: list[Choice],
     groups: np.ndarray,
-    plan_of: Callable[[Choice], Plan | None],
+    plan_of: Callable[[Choice], CostedCandidate | None],
     result: ServingCandidates,
 ) -> None:
     """Full plans for the cheapest choices, one per (accelerator, provider) and pricing mode."""
@@ -292,7 +292,7 @@ def _first(choices: list[Choice], pricing: tuple[str, ...], scaling: str) -> Cho
 
 def _cloud_bursts_and_base(
     choices: list[Choice],
-    plan_of: Callable[[Choice], Plan | None],
+    plan_of: Callable[[Choice], CostedCandidate | None],
     layouts: list[cloud.Layout],
     table: OfferTable,
     context: Context,
@@ -338,12 +338,14 @@ def _cloud_bursts_and_base(
 
 
 def _bridge(
-    rental: Callable[[ServingDemand], Plan | None] | None, result: ServingCandidates, context: Context
-) -> Callable[[ServingDemand], Plan | None] | None:
+    rental: Callable[[ServingDemand], CostedCandidate | None] | None,
+    result: ServingCandidates,
+    context: Context,
+) -> Callable[[ServingDemand], CostedCandidate | None] | None:
     """What serves the months before owned hardware arrives: the cheaper of the cheapest
     on-demand autoscaled cloud plan and the cheapest hosted API (the sources the hybrid program
     can burst to), or None when neither is allowed."""
-    sources: list[Callable[[ServingDemand], Plan | None]] = []
+    sources: list[Callable[[ServingDemand], CostedCandidate | None]] = []
     if rental is not None:
         sources.append(rental)
     if result.best_api is not None:
@@ -352,9 +354,9 @@ def _bridge(
     if not sources:
         return None
 
-    memo: dict[bytes, Plan | None] = {}  # every owned candidate bridges the same months
+    memo: dict[bytes, CostedCandidate | None] = {}  # every owned candidate bridges the same months
 
-    def cheapest(head: ServingDemand) -> Plan | None:
+    def cheapest(head: ServingDemand) -> CostedCandidate | None:
         key = head.rates_rps.tobytes()
         if key not in memo:
             plans = [plan for source in sources if (plan := source(head)) is not None]
@@ -375,7 +377,7 @@ def _owned(
     demand: ServingDemand,
     context: Context,
     result: ServingCandidates,
-    bridge: Callable[[ServingDemand], Plan | None] | None,
+    bridge: Callable[[ServingDemand], CostedCandidate | None] | None,
 ) -> None:
     """Owned servers: every (accelerator, precision) is sized and costed; the cheapest precision
     of each accelerator that meets the budgets becomes a plan (the others cost more on the same
@@ -411,7 +413,7 @@ def _owned(
 
 
 def _owned_base(
-    plan: Plan, sizing: OwnedSizing, layout: cloud.Layout, entry: AcceleratorEntry, a: Assumptions
+    plan: CostedCandidate, sizing: OwnedSizing, layout: cloud.Layout, entry: AcceleratorEntry, a: Assumptions
 ) -> BaseOption:
     unit = sizing.unit
     return BaseOption(

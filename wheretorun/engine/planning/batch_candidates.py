@@ -14,11 +14,11 @@ import numpy as np
 from wheretorun.engine.capacity import serving_capacities
 from wheretorun.engine.costs import cloud, hosted
 from wheretorun.engine.costs.arrays import IntArray
+from wheretorun.engine.costs.candidate import CostedCandidate
 from wheretorun.engine.costs.cloud import JOB_MODES, Layout
 from wheretorun.engine.costs.demand import BatchDemand
-from wheretorun.engine.costs.plan import Plan
+from wheretorun.engine.planning.acceptable_models import SelfHosted, acceptable_models
 from wheretorun.engine.planning.cloud_table import Choice, ModeHours, OfferTable, choose_cheapest
-from wheretorun.engine.planning.models import SelfHosted, acceptable_models
 from wheretorun.engine.planning.offers import EligibleOffers, eligible_offers, offer_name, sizing_failure
 from wheretorun.engine.planning.rules import (
     LOCAL_KINDS,
@@ -37,11 +37,11 @@ _CLOUD_PLANS_KEPT = 30
 _HOURS_PER_BUDGET_MONTH = 730.0
 
 
-def batch_candidates(workload: BatchWorkload, context: Context) -> tuple[list[Plan], int]:
+def batch_candidates(workload: BatchWorkload, context: Context) -> tuple[list[CostedCandidate], int]:
     demand = BatchDemand.from_workload(workload)
     models = acceptable_models(workload.models, context.snapshot)
     context.notes.extend(models.notes)
-    plans: list[Plan] = []
+    plans: list[CostedCandidate] = []
     evaluated = 0
     context_tokens = demand.input_tokens_per_request + demand.output_tokens_per_request
     for price, model_id in models.hosted_rows:
@@ -77,7 +77,7 @@ def _reject_purchases(context: Context, models: int) -> None:
 
 def _cloud(
     model: SelfHosted, demand: BatchDemand, offers: EligibleOffers, context: Context
-) -> tuple[list[Plan], int]:
+) -> tuple[list[CostedCandidate], int]:
     a, book, table = context.assumptions, context.book, offers.table
     precisions = [p for p in SERVING_PRECISIONS if precision_allowed(p, context.min_bits)]
     rows_per_precision = len(table.offers) * len(JOB_MODES)
@@ -164,8 +164,8 @@ def _plans(
     model: SelfHosted,
     demand: BatchDemand,
     context: Context,
-) -> list[Plan]:
-    plans: list[Plan] = []
+) -> list[CostedCandidate]:
+    plans: list[CostedCandidate] = []
     seen: set[int] = set()
     for choice in choices:
         group = int(table.group[choice.offer])

@@ -1,7 +1,7 @@
 """Where the winner changes with volume.
 
 The best plan of each option kind keeps its configuration (the same API price, cloud offer and
-pricing mode, accelerator and replica layout) and is re-sized and re-priced (`Plan.reprice`) at
+pricing mode, accelerator and replica layout) and is re-sized and re-priced (`CostedCandidate.reprice`) at
 multiples of today's volume, from 1/64 to 64 x on a grid of factors of 4. Between two grid points
 with different winners the switch is bisected (on a log scale, to ~1%). Plans that cannot serve a
 volume (a local card past one user, a batch past its accelerator limit) drop out there. Whole
@@ -14,20 +14,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from wheretorun.engine.costs.plan import Plan
+from wheretorun.engine.costs.candidate import CostedCandidate
 from wheretorun.engine.money import rounded
-from wheretorun.engine.recommendation import BreakEven, BreakEvenPoint, Crossover
+from wheretorun.engine.recommendation import BreakEvenPoint, Crossover, VolumeBreakEven
 
-__all__ = ["break_even"]
+__all__ = ["volume_break_even"]
 
 _GRID = tuple(4.0**k for k in range(-3, 4))
 _BISECTIONS = 7
 
 
-def _cost(plan: Plan, multiplier: float) -> float:
+def _cost(plan: CostedCandidate, multiplier: float) -> float:
     """Monthly cost (or job cost) of `plan` at `multiplier` x volume; inf when it cannot serve."""
     if multiplier == 1.0:
-        scaled: Plan | None = plan
+        scaled: CostedCandidate | None = plan
     elif plan.reprice is None:
         return math.inf
     else:
@@ -37,12 +37,12 @@ def _cost(plan: Plan, multiplier: float) -> float:
     return scaled.usd_per_month if scaled.usd_per_month is not None else scaled.total_usd
 
 
-def _winner(plans: Sequence[Plan], multiplier: float) -> tuple[int, list[float]]:
+def _winner(plans: Sequence[CostedCandidate], multiplier: float) -> tuple[int, list[float]]:
     costs = [_cost(plan, multiplier) for plan in plans]
     return min(range(len(plans)), key=lambda i: (costs[i], i)), costs
 
 
-def _bisect(plans: Sequence[Plan], low: float, high: float, low_winner: int) -> tuple[float, int]:
+def _bisect(plans: Sequence[CostedCandidate], low: float, high: float, low_winner: int) -> tuple[float, int]:
     """The multiplier in (low, high] where the winner stops being `low_winner`, and who wins there."""
     high_winner = _winner(plans, high)[0]
     for _ in range(_BISECTIONS):
@@ -55,7 +55,9 @@ def _bisect(plans: Sequence[Plan], low: float, high: float, low_winner: int) -> 
     return high, high_winner
 
 
-def break_even(plans: Sequence[Plan], volume_unit: str, current_volume: float) -> BreakEven | None:
+def volume_break_even(
+    plans: Sequence[CostedCandidate], volume_unit: str, current_volume: float
+) -> VolumeBreakEven | None:
     """Break-even analysis of `plans` (the best of each option kind); None with fewer than two."""
     compared = [plan for plan in plans if plan.reprice is not None]
     if len(compared) < 2:
@@ -82,7 +84,7 @@ def break_even(plans: Sequence[Plan], volume_unit: str, current_volume: float) -
             at, new_winner = _bisect(compared, previous[0], multiplier, previous[1])
             crossovers.append(Crossover(at, current_volume * at, labels[previous[1]], labels[new_winner]))
         previous = (multiplier, winner)
-    return BreakEven(
+    return VolumeBreakEven(
         volume_unit=volume_unit,
         current_volume=current_volume,
         compared=labels,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import OptionKind
 
-__all__ = ["FIXED_STAFF_LINES", "Line", "Plan"]
+__all__ = ["FIXED_STAFF_LINES", "Line", "CostedCandidate"]
 
 # Lines paid whatever the volume: the per-deployment staff minimum (costs/staff.py) and a local
 # card's upkeep. A marginal cost leaves them out.
@@ -28,7 +28,7 @@ class Line:
 
 
 @dataclass(frozen=True, slots=True)
-class Plan:
+class CostedCandidate:
     option: OptionKind
     label: str
     setup: Setup
@@ -52,7 +52,7 @@ class Plan:
     # per accelerator-hour of the horizon. With the source of the price behind it.
     usd_per_accelerator_hour: float | None = None
     price_source: str | None = None
-    reprice: Callable[[float], Plan | None] | None = field(default=None, compare=False, repr=False)
+    reprice: Callable[[float], CostedCandidate | None] | None = field(default=None, compare=False, repr=False)
 
     @property
     def total_usd(self) -> float:

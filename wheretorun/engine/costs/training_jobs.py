@@ -36,6 +36,7 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import AcceleratorEntry, CloudOffer, HardwarePrice
 from wheretorun.engine.cluster_network import cluster_network
 from wheretorun.engine.config import TrainingMethod
+from wheretorun.engine.costs.candidate import CostedCandidate, Line
 from wheretorun.engine.costs.cloud import (
     CloudMode,
     committed_months,
@@ -46,7 +47,6 @@ from wheretorun.engine.costs.cloud import (
 )
 from wheretorun.engine.costs.finance import capital_schedule
 from wheretorun.engine.costs.owned import server_capex_usd, server_price_note
-from wheretorun.engine.costs.plan import Line, Plan
 from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, staff_lines
 from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.errors import InvalidSpec
@@ -235,7 +235,7 @@ def cloud_training_plan(
     model_id: str,
     workload: TrainingWorkload,
     assumptions: Assumptions,
-) -> Plan | None:
+) -> CostedCandidate | None:
     price = hourly_price(offer, mode, assumptions)
     if price is None:
         return None
@@ -260,7 +260,7 @@ def cloud_training_plan(
             "rented training cluster" + ("" if mode.reserved else ", for the hours its runs take"),
         ),
     )
-    return Plan(
+    return CostedCandidate(
         option=OptionKind.CLOUD,
         label=offer_label(offer, mode),
         setup=dataclasses.replace(
@@ -299,7 +299,7 @@ def _scaled_cloud(
     workload: TrainingWorkload,
     assumptions: Assumptions,
     multiplier: float,
-) -> Plan | None:
+) -> CostedCandidate | None:
     scaled = _more_runs(workload, multiplier)
     if mode.reserved and job.wall_hours > year_limit_hours(scaled, assumptions):
         return None
@@ -338,7 +338,7 @@ def owned_training_plan(
     workload: TrainingWorkload,
     assumptions: Assumptions,
     rented_usd_per_run: float | None,
-) -> Plan:
+) -> CostedCandidate:
     a = assumptions
     servers = job.units
     server_capex = server_capex_usd(price, job.unit_size, a)
@@ -385,7 +385,7 @@ def owned_training_plan(
     utilisation = busy_hours / (a.hours_per_month * months) if months else None
     if utilisation is not None and utilisation < 0.5:
         risks.append(f"low utilisation ({utilisation:.0%}): the servers idle between runs")
-    return Plan(
+    return CostedCandidate(
         option=OptionKind.OWNED,
         label=f"owned {servers} x {job.unit_size} x {entry.id} servers",
         setup=_setup(model_id, entry.id, job, "purchase", "always_on"),
@@ -420,7 +420,7 @@ def _scaled_owned(
     assumptions: Assumptions,
     rented_usd_per_run: float | None,
     multiplier: float,
-) -> Plan | None:
+) -> CostedCandidate | None:
     scaled = _more_runs(workload, multiplier)
     if job.wall_hours > year_limit_hours(scaled, assumptions):
         return None
@@ -435,7 +435,7 @@ def local_training_plan(
     model_id: str,
     workload: TrainingWorkload,
     assumptions: Assumptions,
-) -> Plan:
+) -> CostedCandidate:
     a = assumptions
     card = price.usd_per_accelerator
     schedule = capital_schedule(
@@ -450,7 +450,7 @@ def local_training_plan(
         Line("power", energy, f"{busy_hours:,.0f} h of training, office power without PUE"),
         Line("upkeep", a.hosted_staff_usd_per_month * a.horizon_months, "care at the hosted-API staff rate"),
     )
-    return Plan(
+    return CostedCandidate(
         option=OptionKind.LOCAL,
         label=f"local {entry.id}",
         setup=_setup(model_id, entry.id, job, "purchase", "job"),
