@@ -117,6 +117,7 @@ class RunCounts:
     failures: dict[str, tuple[int, list[str]]] = field(default_factory=dict)  # code -> (count, operations)
     warnings: dict[str, list[str]] = field(default_factory=dict)  # kind -> operations
     errors: list[str] = field(default_factory=list)
+    phases_run: list[str] = field(default_factory=list)
     output: str = ""
 
     @property
@@ -127,7 +128,8 @@ class RunCounts:
     def summary(self) -> str:
         failures = ", ".join(f"{code} x{count}" for code, (count, _ops) in sorted(self.failures.items()))
         return (
-            f"{self.cases} cases in {self.seconds:.0f} s (stopped: {self.stop_reason}); "
+            f"{self.cases} cases in {self.seconds:.0f} s (stopped: {self.stop_reason}; phases "
+            f"{', '.join(self.phases_run)}); "
             f"failures: {failures or 'none'}; warnings: {self.warnings or 'none'}; "
             f"errors: {len(self.errors)}"
         )
@@ -198,3 +200,8 @@ def _read_report(data: dict[str, Any], counts: RunCounts) -> None:
         counts.failures[str(failure["code"])] = (int(failure["count"]), list(failure.get("operations", [])))
     counts.warnings = {str(kind): list(ops) for kind, ops in (data.get("warnings") or {}).items() if ops}
     counts.errors = [json.dumps(error)[:500] for error in data.get("errors") or []]
+    counts.phases_run = [
+        name
+        for name, phase in (data.get("phases") or {}).items()
+        if phase.get("status") not in (None, "skip") and not phase.get("skip_reason")
+    ]

@@ -1,0 +1,40 @@
+"""`schemathesis run` over the served app: every phase (examples, coverage, fuzzing, stateful),
+every response check, an admin API key, derandomized and bounded in time.
+
+What must hold (issue 10): no server error and no broken response contract (status code, content
+type, headers, body schema), no operation whose valid requests are all refused for validation
+reasons (schemathesis' `validation_mismatch` warning), and no schema error. Refused valid data
+(ST202) and accepted invalid data (ST201) are counted and printed, not failed: a reference to a plan
+name or a catalog id that does not exist is valid JSON Schema and still a 422.
+
+The long seeded run that prints its counts is `bench/schemathesis_run.py`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fuzz.served import PHASES, run_schemathesis, served_app
+from wheretorun.db import create_db_engine
+
+pytestmark = pytest.mark.fuzz
+
+MAX_SECONDS = 150
+MIN_CASES = 1_000
+
+
+def test_schemathesis_run_finds_no_server_error_and_no_contract_violation(tmp_path: Path) -> None:
+    engine = create_db_engine(f"sqlite:///{tmp_path / 'catalog.db'}")
+    with served_app(engine) as (base, token):
+        counts = run_schemathesis(
+            base, token, tmp_path, seed=10, max_time_seconds=MAX_SECONDS, deterministic=True
+        )
+    engine.dispose()
+    print(f"schemathesis run, all phases: {counts.summary()}")  # noqa: T201
+    assert counts.cases >= MIN_CASES, counts.output[-3000:]
+    assert counts.defects == {}, counts.output[-20000:]
+    assert "validation_mismatch" not in counts.warnings, counts.warnings
+    assert counts.errors == [], counts.errors
+    assert set(counts.phases_run) == set(PHASES), counts.phases_run
