@@ -163,8 +163,6 @@ def run_schemathesis(
         str(max_time_seconds),
         "--workers",
         str(workers),
-        "--generation-database",
-        "none",
         "--report",
         "json",
         "--report-json-path",
@@ -177,8 +175,8 @@ def run_schemathesis(
         command += ["--seed", str(seed)]
     if max_examples is not None:
         command += ["--max-examples", str(max_examples)]
-    if deterministic:
-        command.append("--generation-deterministic")
+    # A deterministic run keeps no example database; a random one must not read an old one.
+    command += ["--generation-deterministic"] if deterministic else ["--generation-database", "none"]
     command += extra
     started = time.monotonic()
     finished = subprocess.run(command, capture_output=True, text=True, check=False, cwd=report_dir)

@@ -34,7 +34,7 @@ def test_schemathesis_run_finds_no_server_error_and_no_contract_violation(tmp_pa
     engine.dispose()
     print(f"schemathesis run, all phases: {counts.summary()}")  # noqa: T201
     assert counts.cases >= MIN_CASES, counts.output[-3000:]
-    assert counts.defects == {}, counts.output[-20000:]
+    assert counts.defects == {}, f"{counts.defects}\n{counts.output[-20000:]}"
     assert "validation_mismatch" not in counts.warnings, counts.warnings
     assert counts.errors == [], counts.errors
     assert set(counts.phases_run) == set(PHASES), counts.phases_run
