@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from wheretorun.api.app import create_app  # noqa: E402
 from wheretorun.api.inprocess import InProcessClient  # noqa: E402
+from wheretorun.bounds import MAX_MODELS  # noqa: E402
 from wheretorun.db import create_db_engine  # noqa: E402
 from wheretorun.pricing.bootstrap import prepare_database  # noqa: E402
 from wheretorun.scenarios.schemas import MAX_EVALUATION_WORK  # noqa: E402
@@ -140,7 +141,7 @@ def cases(models: list[str], accelerators: list[str]) -> list[tuple[str, str, An
                     "plan_a": "plan 0",
                     "plan_b": "plan 1",
                     "variable": "horizon_months",
-                    "high": 240,
+                    "high": 120,
                 },
             ),
         ),
@@ -197,9 +198,8 @@ def main() -> None:
         prepare_database(engine)
         app = create_app(Settings(auto_seed=False, log_level="ERROR"), engine=engine)
         with InProcessClient(app) as client:
-            models = [m["id"] for m in client.get("/v1/models?open_weights=true&limit=500").json()["items"]][
-                :10
-            ]
+            catalog_models = client.get("/v1/models?open_weights=true&limit=500").json()["items"]
+            models = [model["id"] for model in catalog_models][:MAX_MODELS]
             accelerators: list[str] = []
             for item in client.get("/v1/accelerators?limit=500").json()["items"]:
                 accelerators.extend([item["id"], *item["aliases"]])
@@ -210,9 +210,12 @@ def main() -> None:
                 times, status = [], 0
                 for _ in range(args.repeat):
                     started = time.perf_counter()
-                    status = client.post(path, json=body).status_code
+                    response = client.post(path, json=body)
+                    status = response.status_code
                     times.append(time.perf_counter() - started)
                 print(f"{label:<70} {status:>6} {max(times):>8.2f}s")  # noqa: T201
+                if status == 422 and not label.startswith("refused"):
+                    print(f"    {response.json()['detail'][:200]}")  # noqa: T201
 
 
 if __name__ == "__main__":

@@ -10,10 +10,10 @@ from pydantic import AfterValidator, AwareDatetime, BeforeValidator
 
 __all__ = ["SAFE_INT_MAX", "SAFE_INT_MIN", "AwareUtcDateTime", "UtcDateTime"]
 
-SAFE_INT_MIN, SAFE_INT_MAX = -(2**53 - 1), 2**53 - 1
-"""The integers an id, version or offset may be: exact as JSON numbers everywhere (JavaScript's
-safe integers) and well inside what both databases store (SQLite INTEGER, PostgreSQL bigint), so a
-larger one is refused as 422 instead of failing in the database driver."""
+SAFE_INT_MIN, SAFE_INT_MAX = -(2**31 - 1), 2**31 - 1
+"""The integers an id, version or offset may be: what a PostgreSQL `integer` column (the ids and
+versions) holds, and so also exact as JSON numbers and SQLite integers. A larger one is refused as
+422 instead of failing in the database (`integer out of range` was a 500 on PostgreSQL)."""
 
 
 def _in_utc(moment: dt.datetime) -> dt.datetime:

@@ -1,5 +1,6 @@
-"""`schemathesis run` over the served app: every phase (examples, coverage, fuzzing, stateful),
-every response check, an admin API key, derandomized and bounded in time.
+"""`schemathesis run` over the served app on PostgreSQL (the production database): every phase
+(examples, coverage, fuzzing, stateful), every response check, an admin API key, derandomized and
+bounded in time.
 
 What must hold (issue 10): no server error and no broken response contract (status code, content
 type, headers, body schema), no operation whose valid requests are all refused for validation
@@ -12,12 +13,13 @@ The long seeded run that prints its counts is `bench/schemathesis_run.py`.
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import drop_postgres_schema, make_postgres_engine
 from tests.fuzz.served import PHASES, run_schemathesis, served_app
-from wheretorun.db import create_db_engine
 
 pytestmark = pytest.mark.fuzz
 
@@ -26,12 +28,16 @@ MIN_CASES = 1_000
 
 
 def test_schemathesis_run_finds_no_server_error_and_no_contract_violation(tmp_path: Path) -> None:
-    engine = create_db_engine(f"sqlite:///{tmp_path / 'catalog.db'}")
-    with served_app(engine) as (base, token):
-        counts = run_schemathesis(
-            base, token, tmp_path, seed=10, max_time_seconds=MAX_SECONDS, deterministic=True
-        )
-    engine.dispose()
+    schema = f"wtr_schemathesis_{uuid.uuid4().hex[:8]}"
+    engine = make_postgres_engine(schema)
+    try:
+        with served_app(engine) as (base, token):
+            counts = run_schemathesis(
+                base, token, tmp_path, seed=10, max_time_seconds=MAX_SECONDS, deterministic=True
+            )
+    finally:
+        engine.dispose()
+        drop_postgres_schema(schema)
     print(f"schemathesis run, all phases: {counts.summary()}")  # noqa: T201
     assert counts.cases >= MIN_CASES, counts.output[-3000:]
     assert counts.defects == {}, f"{counts.defects}\n{counts.output[-20000:]}"
