@@ -48,20 +48,20 @@ def main() -> int:
             engine = create_db_engine(args.postgres, connect_args={"options": f"-csearch_path={schema}"})
         else:
             engine = create_db_engine(f"sqlite:///{Path(scratch) / 'catalog.db'}")
+        database = "PostgreSQL" if args.postgres else "SQLite"
+        print(f"schemathesis run over the served app ({database}), seed {seed}, {args.workers} worker(s)")  # noqa: T201
         try:
             with served_app(engine) as (base, token):
                 counts = run_schemathesis(
                     base, token, Path(scratch), seed=seed, max_time_seconds=args.seconds, workers=args.workers
                 )
+            print(counts.summary(), flush=True)  # noqa: T201
         finally:
             engine.dispose()
             if args.postgres:
                 with admin.begin() as connection:
                     connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
                 admin.dispose()
-    database = "PostgreSQL" if args.postgres else "SQLite"
-    print(f"schemathesis run over the served app ({database}), seed {seed}, {args.workers} worker(s)")  # noqa: T201
-    print(counts.summary())  # noqa: T201
     for code, (count, operations) in sorted(counts.failures.items()):
         print(f"  {code}: {count} in {', '.join(operations)}")  # noqa: T201
     failed = bool(counts.defects) or "validation_mismatch" in counts.warnings or bool(counts.errors)
