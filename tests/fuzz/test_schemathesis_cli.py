@@ -24,7 +24,7 @@ from tests.fuzz.served import PHASES, run_schemathesis, served_app
 pytestmark = pytest.mark.fuzz
 
 MAX_SECONDS = 150
-MIN_CASES = 1_000
+MIN_CASES = 500  # time-bounded: ~2,900 on an idle 2-core machine, ~900 when it is shared by three runs
 
 
 def test_schemathesis_run_finds_no_server_error_and_no_contract_violation(tmp_path: Path) -> None:
