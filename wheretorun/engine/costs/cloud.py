@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import TypeVar
 
 import numpy as np
 
@@ -51,6 +52,8 @@ from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import OptionKind
 
+_PriceT = TypeVar("_PriceT", float, FloatArray)
+
 __all__ = [
     "JOB_MODES",
     "SERVING_MODES",
@@ -64,6 +67,7 @@ __all__ = [
     "offer_label",
     "price_source",
     "reserved_rate",
+    "spot_price",
     "serving_hours",
     "serving_plan",
     "whole_accelerators",
@@ -246,9 +250,13 @@ def hourly_price(offer: CloudOffer, mode: CloudMode, assumptions: Assumptions) -
     if base is None:
         return None
     price = float(base) + host_vm
-    if mode.pricing == "spot":
-        return price * (1 + assumptions.spot_interruption_overhead)
-    return price
+    return spot_price(price, assumptions) if mode.pricing == "spot" else price
+
+
+def spot_price(usd_per_hour: _PriceT, assumptions: Assumptions) -> _PriceT:
+    """The one spot-price rule: the listed spot price (host VM included) plus the request's flat
+    interruption overhead (0 by default; reclaims themselves are priced in spot_reclaims.py)."""
+    return usd_per_hour * (1 + assumptions.spot_interruption_overhead)
 
 
 def price_source(offer: CloudOffer, mode: CloudMode, assumptions: Assumptions) -> str:
@@ -258,9 +266,9 @@ def price_source(offer: CloudOffer, mode: CloudMode, assumptions: Assumptions) -
         rate = reserved_rate(offer, mode.term_years, assumptions)
         parts.append(rate.source if rate is not None else "no commitment term")
     elif mode.pricing == "spot":
-        parts.append(
-            f"spot price of {offer.source}, +{assumptions.spot_interruption_overhead:.0%} for interruptions"
-        )
+        parts.append(f"spot price of {offer.source}; reclaims priced as their own cost")
+        if assumptions.spot_interruption_overhead:
+            parts.append(f"+{assumptions.spot_interruption_overhead:.0%} flat interruption overhead")
     else:
         parts.append(f"on-demand price of {offer.source}")
     if offer.accelerator_only:

@@ -20,7 +20,7 @@ import numpy as np
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import CloudOffer
 from wheretorun.engine.costs.arrays import BoolArray, FloatArray, IntArray
-from wheretorun.engine.costs.cloud import CloudMode, reserved_rate, whole_accelerators
+from wheretorun.engine.costs.cloud import CloudMode, reserved_rate, spot_price, whole_accelerators
 from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.recommendation import RejectReason
 
@@ -138,7 +138,7 @@ class OfferTable:
     def prices(self, mode: CloudMode, assumptions: Assumptions) -> FloatArray:
         """USD per instance-hour of every offer in `mode` (NaN: unpriced), as `cloud.hourly_price`."""
         if mode.pricing == "spot":
-            return (self.spot + self.host_vm) * (1 + assumptions.spot_interruption_overhead)
+            return spot_price(self.spot + self.host_vm, assumptions)
         if mode.pricing == "reserved_1y":
             return self.reserved_1y + self.host_vm
         if mode.pricing == "reserved_3y":
