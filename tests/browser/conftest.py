@@ -10,12 +10,8 @@ Screenshots of every view at 1280 and 390 px go to `$WHERETORUN_SCREENSHOT_DIR`,
 
 from __future__ import annotations
 
-import datetime as dt
 import os
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,9 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import POSTGRES_URL, _worker_tag, drop_postgres_schema, make_postgres_engine
-from wheretorun.db import create_db_engine, make_session_factory
-from wheretorun.security import Actor, Scope, create_api_key
+from tests.live_server import live_server, served_database
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("WHERETORUN_CHROMIUM", "/usr/bin/chromium")
@@ -53,64 +47,15 @@ class Server:
     scenario_id: int  # the API's example scenario, saved in two versions
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _wait_ready(base_url: str, server: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"uvicorn exited with {server.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{base_url}/readyz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"uvicorn not ready after 120 s:\n{log.read_text()[-3000:]}")
-
-
-def _write_key(database_url: str) -> str:
-    """An API key with write scope in the served database (as `wheretorun keys create` makes one)."""
-    engine = create_db_engine(database_url)
-    try:
-        with make_session_factory(engine).begin() as session:
-            actor = Actor(label="browser tests", key_id=None, scope=Scope.ADMIN)
-            _key, token = create_api_key(session, "browser", Scope.WRITE, actor, dt.datetime.now(dt.UTC))
-    finally:
-        engine.dispose()
-    return token
-
-
-def _serve(database_url: str, workdir: Path) -> Iterator[Server]:
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "WHERETORUN_LOG_LEVEL": "WARNING",
-        "WHERETORUN_RATE_LIMIT_PER_MINUTE": "0",
-    }
-    port = _free_port()
-    base_url = f"http://127.0.0.1:{port}"
-    log = workdir / "uvicorn.log"
-    command = [sys.executable, "-m", "uvicorn", "--factory", "wheretorun.api.app:create_app"]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--no-access-log"]
-    with log.open("wb") as output:
-        server = subprocess.Popen(command, env=env, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT)
-        try:
-            _wait_ready(base_url, server, log)
-            key = _write_key(database_url)
-            scenario = _save_example_scenario(base_url, key)
-            yield Server(base_url, key, database_url.split(":")[0], scenario["id"])
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+def _serve(kind: str, workdir: Path) -> Iterator[Server]:
+    """A fresh seeded database of `kind` with a write key, served by uvicorn, with the API's example
+    scenario saved in two versions (tests/live_server.py does the database and the process)."""
+    with (
+        served_database(kind, workdir) as database,
+        live_server(database.url, workdir / "uvicorn.log") as live,
+    ):
+        scenario = _save_example_scenario(live.url, database.write_token)
+        yield Server(live.url, database.write_token, kind, scenario["id"])
 
 
 def _save_example_scenario(base_url: str, key: str) -> dict[str, Any]:
@@ -143,22 +88,14 @@ def chromium_executable() -> str:
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """`wheretorun`'s app under uvicorn over a SQLite file migrated and seeded on its first start."""
-    workdir = tmp_path_factory.mktemp("page-sqlite")
-    yield from _serve(f"sqlite:///{workdir / 'catalog.db'}", workdir)
+    """`wheretorun`'s app under uvicorn over a migrated and seeded SQLite file."""
+    yield from _serve("sqlite", tmp_path_factory.mktemp("page-sqlite"))
 
 
 @pytest.fixture(scope="session")
 def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """The same over a fresh schema of the PostgreSQL server (migrated and seeded on start)."""
-    schema = f"wtr_page_{_worker_tag()}"
-    make_postgres_engine(schema).dispose()
-    url = POSTGRES_URL.replace("postgresql+psycopg://", "postgresql://")
-    url += ("&" if "?" in url else "?") + f"options=-csearch_path%3D{schema}"
-    try:
-        yield from _serve(url, tmp_path_factory.mktemp("page-postgres"))
-    finally:
-        drop_postgres_schema(schema)
+    """The same over a fresh schema of the PostgreSQL server, dropped afterwards."""
+    yield from _serve("postgresql", tmp_path_factory.mktemp("page-postgres"))
 
 
 @pytest.fixture(scope="module")
