@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -20,17 +19,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from tests.live_server import free_port
+
 PG_BIN = Path(os.environ.get("WHERETORUN_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
 PG_USER = "postgres"
 DATABASE = "wtr_faults"
 TIMEOUT_S = 60
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 class PrivateCluster:
@@ -39,7 +33,7 @@ class PrivateCluster:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.data = directory / "data"
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"postgresql+psycopg://{PG_USER}@127.0.0.1:{self.port}/{DATABASE}"
 
     def _as_postgres(self, *command: str) -> None:

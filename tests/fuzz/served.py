@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import socket
 import subprocess
 import sys
 import threading
@@ -29,6 +28,7 @@ import httpx
 import uvicorn
 from sqlalchemy import Engine
 
+from tests.live_server import free_port
 from wheretorun.api.app import create_app
 from wheretorun.api.deps import get_fetcher
 from wheretorun.db import make_session_factory
@@ -52,13 +52,6 @@ CHECKS = (
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def _fake_price_server(request: httpx.Request) -> httpx.Response:
     return httpx.Response(404, text="no such price file")
 
@@ -75,7 +68,7 @@ def served_app(engine: Engine) -> Iterator[tuple[str, str]]:
     actor = Actor(label="schemathesis", key_id=None, scope=Scope.ADMIN)
     with make_session_factory(engine).begin() as session:
         _key, token = create_api_key(session, "schemathesis", Scope.ADMIN, actor, dt.datetime.now(dt.UTC))
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
