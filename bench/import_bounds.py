@@ -18,20 +18,17 @@ other writes waiting.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import datetime as dt
 import io
-import tempfile
 import threading
 import time
-import uuid
-from pathlib import Path
 
-from sqlalchemy import Engine, text
+from scratch_databases import run_on_sqlite_and_postgres
+from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
 
-from wheretorun.db import begin_write, create_db_engine, make_session_factory
+from wheretorun.db import begin_write, make_session_factory
 from wheretorun.errors import MalformedFile
 from wheretorun.pricing.bootstrap import prepare_database
 from wheretorun.pricing.imports import ImportSpec, import_content
@@ -39,7 +36,6 @@ from wheretorun.pricing.imports.checks import MAX_PRICE_ROWS
 from wheretorun.pricing.sources import DATA_DIR
 from wheretorun.security import Actor, record_audit
 
-DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 RUNPOD = DATA_DIR / "sources" / "skypilot-catalog" / "runpod_vms.csv"
 ACTOR = Actor(label="bench")
 SIZES = (5_000, 10_000, MAX_PRICE_ROWS)
@@ -129,30 +125,7 @@ def bench(engine: Engine, label: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--postgres", metavar="URL", default=DEFAULT_POSTGRES, help="PostgreSQL to use")
-    parser.add_argument("--no-postgres", action="store_true", help="benchmark SQLite only")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as workdir:
-        engine = create_db_engine(f"sqlite:///{Path(workdir) / 'bench.db'}")
-        bench(engine, "sqlite (file)")
-        engine.dispose()
-    if args.no_postgres:
-        return
-    schema = f"bench_{uuid.uuid4().hex[:8]}"
-    admin = create_db_engine(args.postgres)
-    with admin.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        engine = create_db_engine(args.postgres, connect_args={"options": f"-csearch_path={schema}"})
-        bench(engine, "postgresql")
-        engine.dispose()
-    finally:
-        with admin.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    run_on_sqlite_and_postgres(bench, __doc__)
 
 
 if __name__ == "__main__":
