@@ -264,6 +264,52 @@ def test_a_horizon_break_even_is_capped_by_its_months(api: AdminApp) -> None:
             },
             "body.monte_carlo.distributions.0.high",
         ),
+        # Found by schemathesis' coverage phase (a 500: a cost per unit of a vanishing figure was inf):
+        (
+            "/v1/recommendations",
+            _recommendation(BATCH, assumptions={"hours_per_month": 5e-324}),
+            "body.assumptions.hours_per_month",
+        ),
+        (
+            "/v1/recommendations",
+            _recommendation(BATCH, assumptions={"depreciation_years": 5e-324}),
+            "body.assumptions.depreciation_years",
+        ),
+        (
+            "/v1/recommendations",
+            _recommendation(BATCH, assumptions={"target_utilisation": 5e-324}),
+            "body.assumptions.target_utilisation",
+        ),
+        (
+            "/v1/recommendations",
+            _recommendation(TRAINING, assumptions={"training_gpu_power_fraction": 5e-324}),
+            "body.assumptions.training_gpu_power_fraction",
+        ),
+        (
+            "/v1/scenarios/charts/cost_stack",
+            {
+                **SCENARIO,
+                "plans": [
+                    {
+                        "kind": "recommended",
+                        "option": "cloud",
+                        "workload": CHAT,
+                        "assumptions": {"hours_per_month": 5e-324},
+                    }
+                ],
+            },
+            "body.plans.0",
+        ),
+        (
+            "/v1/recommendations",
+            _recommendation({**TRAINING, "runs_per_year": 5e-324}),
+            "body.workload.training.runs_per_year",
+        ),
+        (
+            "/v1/recommendations",
+            _recommendation({**TRAINING, "tokens": None, "dataset_tokens": 1e9, "epochs": 5e-324}),
+            "body.workload.training.epochs",
+        ),
         (
             "/v1/estimates/training",
             {**ESTIMATE, "tokens": 1e9, "internode_bandwidth_gb_s": 5e-324},
@@ -313,6 +359,33 @@ def test_volumes_at_their_bounds_are_answered(api: AdminApp, workload: dict[str,
     response = _post(api, "/v1/recommendations", _recommendation(workload))
     assert response.status_code == 200, response.text
     assert response.json()["workload_kind"] == workload["kind"]
+
+
+@pytest.mark.parametrize(
+    "workload",
+    [
+        {**CHAT, "requests_per_day": 5e-324},
+        {**BATCH, "input_tokens_total": 5e-324, "output_tokens_total": 5e-324},
+    ],
+    ids=["inference", "batch"],
+)
+def test_a_vanishing_volume_has_totals_and_no_per_unit_figure(
+    api: AdminApp, workload: dict[str, Any]
+) -> None:
+    # Before: a 500 (a cost per million tokens of inf). The totals of a plan that serves next to
+    # nothing are finite and still ranked; its cost per million tokens is not defined (null).
+    response = _post(api, "/v1/recommendations", _recommendation(workload))
+    assert response.status_code == 200, response.text
+    options = response.json()["options"]
+    assert options
+    assert all(float(option["total_usd"]) >= 0 for option in options)
+    assert any(option["usd_per_million_tokens"] is None for option in options)
+
+
+def test_a_calendar_month_bounds_hours_per_month(api: AdminApp) -> None:
+    for hours, status in ((671.9, 422), (672, 200), (744, 200), (744.1, 422)):
+        body = _recommendation(BATCH, assumptions={"hours_per_month": hours})
+        assert _post(api, "/v1/recommendations", body).status_code == status, hours
 
 
 def test_scenario_money_at_its_bounds_is_exact_dollars(api: AdminApp) -> None:

@@ -200,16 +200,18 @@ class Assumptions:
 
     def __post_init__(self) -> None:
         _require(1 <= self.horizon_months <= 240, "horizon_months", "must be between 1 and 240 months")
-        _require(0 < self.hours_per_month <= 744, "hours_per_month", "must be in (0, 744]")
+        _require(
+            672 <= self.hours_per_month <= 744, "hours_per_month", "must be a calendar month, 672-744 hours"
+        )
         self._check_range("electricity_usd_per_kwh", 0.0, 10.0)
         self._check_range("pue", 1.0, 3.0)
         self._check_range("colocation_usd_per_kw_month", 0.0, 10_000.0)
         self._check_range("server_overhead_fraction", 0.0, 10.0)
         self._check_range("cluster_network_fraction", 0.0, 0.9)
         _require(
-            math.isfinite(self.depreciation_years) and 0 < self.depreciation_years <= 20,
+            math.isfinite(self.depreciation_years) and 1 / 12 <= self.depreciation_years <= 20,
             "depreciation_years",
-            "must be in (0, 20] years",
+            "must be between one month (1/12) and 20 years",
         )
         for name in ("residual_value_fraction", "cost_of_capital_annual", "maintenance_fraction_annual"):
             self._check_range(name, 0.0, 1.0)
@@ -222,9 +224,9 @@ class Assumptions:
             self._check_range(name, 0.0, 10_000_000.0)
         self._check_range("accelerators_per_staff_fte", 1.0, 1_000_000.0)
         _require(
-            math.isfinite(self.target_utilisation) and 0 < self.target_utilisation <= 1,
+            math.isfinite(self.target_utilisation) and 0.01 <= self.target_utilisation <= 1,
             "target_utilisation",
-            "must be in (0, 1]",
+            "must be between 0.01 and 1",
         )
         self._check_range("spot_interruption_overhead", 0.0, 5.0)
         self._check_range("spot_reclaims_per_instance_month", 0.0, 100.0)
@@ -236,7 +238,9 @@ class Assumptions:
         )
         self._check_range("base_server_power_w", 0.0, 100_000.0)
         _require(
-            0 < self.training_gpu_power_fraction <= 1, "training_gpu_power_fraction", "must be in (0, 1]"
+            0.01 <= self.training_gpu_power_fraction <= 1,
+            "training_gpu_power_fraction",
+            "must be between 0.01 and 1",
         )
         for name in ("accelerators_per_sxm_server", "accelerators_per_pcie_server"):
             _require(1 <= getattr(self, name) <= 64, name, "must be between 1 and 64")

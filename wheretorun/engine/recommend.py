@@ -384,6 +384,13 @@ def _optional_money(value: float | None, step: Decimal = _CENT) -> Decimal | Non
     return None if value is None else _money(value, step)
 
 
+def _per_unit_money(value: float | None, step: Decimal = _CENT) -> Decimal | None:
+    """A cost per unit (per million tokens, per run, per accelerator-hour), or None where the
+    volume it divides by is too small for the figure to be finite (a vanishing traffic or run
+    rate): the totals stay, the per-unit figure is not defined."""
+    return None if value is None or not math.isfinite(value) else _money(value, step)
+
+
 def _option(
     plan: CostedCandidate,
     rank: int,
@@ -404,8 +411,8 @@ def _option(
         setup=plan.setup,
         total_usd=_money(plan.total_usd),
         usd_per_month=_optional_money(plan.usd_per_month),
-        usd_per_million_tokens=_optional_money(plan.usd_per_million_tokens, _PER_TOKEN),
-        usd_per_run=_optional_money(plan.usd_per_run),
+        usd_per_million_tokens=_per_unit_money(plan.usd_per_million_tokens, _PER_TOKEN),
+        usd_per_run=_per_unit_money(plan.usd_per_run),
         capex_usd=_money(plan.capex_usd),
         opex_usd_per_month=_money(plan.opex_usd_per_month),
         breakdown=tuple(CostLine(line.name, _money(line.usd), line.note) for line in plan.lines),
@@ -416,13 +423,13 @@ def _option(
         risks=plan.risks,
         rationale=rationale(plan, rank, ranked[0], runner_up),
         hybrid_parts=parts,
-        marginal_usd_per_million_tokens=_optional_money(plan.marginal_usd_per_million_tokens, _PER_TOKEN),
-        marginal_usd_per_run=_optional_money(plan.marginal_usd_per_run),
+        marginal_usd_per_million_tokens=_per_unit_money(plan.marginal_usd_per_million_tokens, _PER_TOKEN),
+        marginal_usd_per_run=_per_unit_money(plan.marginal_usd_per_run),
         accelerator_hours_per_run=plan.accelerator_hours_per_run,
         wall_clock_hours_per_run=plan.wall_clock_hours_per_run,
         setting=plan.setting,
         uncertainty=plan.uncertainty,
         same_total=same_total,
-        usd_per_accelerator_hour=_optional_money(plan.usd_per_accelerator_hour, _PER_TOKEN),
+        usd_per_accelerator_hour=_per_unit_money(plan.usd_per_accelerator_hour, _PER_TOKEN),
         price_source=plan.price_source,
     )

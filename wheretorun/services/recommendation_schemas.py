@@ -193,10 +193,11 @@ class TrainingWorkloadIn(Body):
     dataset_tokens: Annotated[float, _number(1.0, MAX_TOTAL_TOKENS)] | None = Field(
         None, description="Alternative to `tokens`: with `epochs` (their product at most 1e15)."
     )
-    epochs: float = _number(0.0, 1_000.0, low_open=True, default=1.0)
+    # A thousandth of the dataset (a smoke run) to 1,000 passes over it.
+    epochs: float = _number(0.001, 1_000.0, default=1.0)
     deadline_hours: DeadlineHours | None = None
-    # At most one run an hour, every hour of the year.
-    runs_per_year: float = _number(0.0, 8_760.0, low_open=True, default=1.0)
+    # One run a century (fewer than one in the longest horizon) to one run an hour, every hour of the year.
+    runs_per_year: float = _number(0.01, 8_760.0, default=1.0)
     sequence_length: Tokens = 2048
 
     @model_validator(mode="after")
@@ -258,13 +259,15 @@ class AssumptionsIn(Body):
     engine's (`engine/assumptions.py`)."""
 
     horizon_months: Annotated[StrictInt, Field(ge=1, le=MAX_HORIZON_MONTHS)] | None = None
-    hours_per_month: Annotated[float, _number(0.0, 744.0, low_open=True)] | None = None
+    # A calendar month: 28 days (672 h) to 31 days (744 h).
+    hours_per_month: Annotated[float, _number(672.0, 744.0)] | None = None
     electricity_usd_per_kwh: Annotated[float, _number(0.0, 10.0)] | None = None
     pue: Annotated[float, _number(1.0, 3.0)] | None = None
     colocation_usd_per_kw_month: Annotated[float, _number(0.0, 10_000.0)] | None = None
     server_overhead_fraction: Annotated[float, _number(0.0, 10.0)] | None = None
     cluster_network_fraction: Annotated[float, _number(0.0, 0.9)] | None = None
-    depreciation_years: Annotated[float, _number(0.0, 20.0, low_open=True)] | None = None
+    # One month to 20 years (hardware is written off over 3-6 years; 20 covers buildings-grade assets).
+    depreciation_years: Annotated[float, _number(1 / 12, 20.0)] | None = None
     residual_value_fraction: Fraction | None = None
     cost_of_capital_annual: Fraction | None = None
     maintenance_fraction_annual: Fraction | None = None
@@ -273,7 +276,7 @@ class AssumptionsIn(Body):
     hosted_staff_usd_per_month: StaffUsdPerMonth | None = None
     staff_usd_per_fte_month: StaffUsdPerMonth | None = None
     accelerators_per_staff_fte: Annotated[float, _number(1.0, 1_000_000.0)] | None = None
-    target_utilisation: Annotated[float, _number(0.0, 1.0, low_open=True)] | None = None
+    target_utilisation: Annotated[float, _number(0.01, 1.0)] | None = None  # plan for at least 1% of capacity
     spot_interruption_overhead: Annotated[float, _number(0.0, 5.0)] | None = None
     spot_reclaims_per_instance_month: Annotated[float, _number(0.0, 100.0)] | None = None
     spot_replacement_hours: Annotated[float, _number(0.0, 720.0)] | None = None
@@ -292,7 +295,7 @@ class AssumptionsIn(Body):
     )
     hardware_lead_time_months: Annotated[StrictInt, Field(ge=0, le=60)] | None = None
     base_server_power_w: Annotated[float, _number(0.0, 100_000.0)] | None = None
-    training_gpu_power_fraction: Annotated[float, _number(0.0, 1.0, low_open=True)] | None = None
+    training_gpu_power_fraction: Annotated[float, _number(0.01, 1.0)] | None = None  # of TDP; idle draws more
     serving_engine: Literal["vllm", "tensorrt-llm", "sglang", "tgi", "llama.cpp"] | None = None
     accelerators_per_sxm_server: Annotated[StrictInt, Field(ge=1, le=64)] | None = None
     accelerators_per_pcie_server: Annotated[StrictInt, Field(ge=1, le=64)] | None = None
