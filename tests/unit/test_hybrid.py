@@ -83,6 +83,46 @@ def test_the_base_covers_the_quiet_hours_and_the_api_the_busy_one() -> None:
     assert solution.plan.total_usd < min(plan.total_usd for plan in inputs.plans)
 
 
+def test_staff_of_a_hybrid_base_scales_with_its_accelerators() -> None:
+    """Issue 13: staff is max(minimum, accelerators / 250 FTE) in the hybrid too. One base unit of
+    100 accelerators needs 100 / 250 = 0.4 FTE x $18,000 = $7,200 a month, above the owned minimum of
+    $4,500 (0.25 FTE): $2,700 a month more, over 12 months $32,400."""
+    demand = _demand()
+    hours = 12 * 730.0
+    api_per_rps_hour = 100.0
+    unit_cost = 0.5 * hours * api_per_rps_hour  # $438,000: half what the API charges for 1 req/s
+    api_total = float((demand.rates_rps @ demand.group_hours).sum()) * api_per_rps_hour
+    staffed = dataclasses.replace(
+        NO_STAFF,
+        operations_staff_usd_per_month=4_500.0,
+        staff_usd_per_fte_month=18_000.0,
+        accelerators_per_staff_fte=250.0,
+    )
+    base = BaseOption(
+        _plan(OptionKind.OWNED, 10 * unit_cost),
+        "server",
+        True,
+        1.0,
+        1.0,
+        unit_cost,
+        unit_cost,
+        1000.0,
+        0.0,
+        0,
+        accelerators_per_unit=100,
+    )
+    api = BurstOption(_plan(OptionKind.HOSTED_API, api_total), "api", True, 0.0, 0.0, api_per_rps_hour)
+    solution = solve_hybrid(HybridInputs((base,), (api,)), demand, staffed, Constraints())
+    assert solution is not None
+    assert not solution.pure
+    assert solution.parts[0].units == 1
+    staff = {line.name: line.usd for line in solution.plan.lines if "staff" in line.name}
+    assert staff["operations staff"] == pytest.approx(4_500.0 * 12)
+    assert staff["operations staff per accelerator"] == pytest.approx(2_700.0 * 12)
+    busy_hour_by_api = 9 * hours / 24 * api_per_rps_hour  # 10 req/s in the busy hour, 1 from the base
+    assert solution.plan.total_usd == pytest.approx(unit_cost + 7_200.0 * 12 + busy_hour_by_api)
+
+
 def test_cheap_enough_owned_capacity_takes_all_hours_unless_capex_is_capped() -> None:
     demand = _demand()
     unit_cost = 0.02 * 12 * 730.0  # below the API's price for even the one busy hour a day

@@ -18,7 +18,9 @@ Inputs
     hosted API    A USD per (req/s x hour) served (price per request x 3600)
     staff         S_owned per month in service if any owned unit is bought; S_cloud and S_api
                   per month of each phase f (before / after the owned hardware's delivery) in
-                  which that source is used at all
+                  which that source is used at all. Above that minimum staff scales with the
+                  fleet (costs/staff.py): q USD per accelerator-month, q = staff USD per FTE-month
+                  / accelerators per FTE; n_b, n_o accelerators per unit
     spare         R = redundancy x the smallest planned replica capacity among the self-hosted
                   sources; required from self-hosted capacity unless a hosted API can take over
 
@@ -28,16 +30,22 @@ Variables
     z_p >= 0          req/s sent to the hosted API in period p
     s_bp >= 0         req/s served by owned base b in period p (what its energy is paid on)
     u in {0,1}        any owned unit bought;   v_f, h_f in {0,1}: cloud / API used in phase f
+    g_own, g_cloud >= 0   staff above the minimum (owned; rented), USD over the horizon
 
 Minimise
     sum_b F_b x_b + sum_{b owned, p} e_b w_p s_bp + sum_{o,p} P_o w_p y_op + sum_p A w_p z_p
     + S_owned M_service u + sum_f M_f (S_cloud v_f + S_api h_f)          (M: months)
+    + g_own + g_cloud
 
 Subject to, for every period p in month group g and phase f
     sum_{b owned} s_bp + sum_{b reserved} k_b x_b + sum_o k_o y_op + z_p >= D_p     (demand)
     s_bp <= a_bg k_b x_b                                                           (owned serves what it has)
     sum_b a_bg k_b x_b + sum_o k_o y_op >= D_p + R        (spare; only without a hosted API)
     y_op <= Y v_f,  x_b(reserved) <= X v_f,  z_p <= D_p h_f,  x_b(owned) <= X u      (staff links)
+    g_own >= q M_service sum_{b owned} n_b x_b - S_owned M_service u          (staff scales with the
+    g_cloud >= q (sum_{b reserved} n_b x_b M + sum_{o,p} n_o y_op w_p / H)     fleet: max(minimum,
+               - sum_f M_f S_cloud v_f                                         accelerators / N));
+                                                                           H: hours per month
 and, when the constraints set them,
     sum_{b owned} c_b x_b <= max_capex_usd,   objective <= max_usd_per_month x horizon months.
 
@@ -67,6 +75,7 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.costs.arrays import FloatArray
 from wheretorun.engine.costs.candidate import CostedCandidate, Line
 from wheretorun.engine.costs.demand import ServingDemand
+from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import Constraints, OptionKind
 
@@ -91,6 +100,7 @@ class BaseOption:
     capex_usd_per_unit: float
     energy_usd_per_rps_hour: float  # owned: accelerator energy per req/s served for an hour
     available_from_month: int
+    accelerators_per_unit: int = 0  # what operations staff scales with (costs/staff.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +113,7 @@ class BurstOption:
     unit_rps: float  # cloud: planned capacity per instance (unused for the API)
     replica_rps: float
     usd_per_unit_hour: float  # cloud: per instance-hour; API: per (req/s x hour)
+    accelerators_per_unit: int = 0  # cloud: per instance (staff scales with it); API: none
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +256,9 @@ class _Builder:
     bases: list[int] = field(default_factory=list)
     cloud_staff: list[int] = field(default_factory=list)
     api_staff: list[int] = field(default_factory=list)
+    owned_staff: tuple[int, float] | None = None  # (u, months in service)
+    phase_months: tuple[int, int] = (0, 0)
+    cloud_bursts: list[tuple[int, int, float]] = field(default_factory=list)  # (burst, column, hours)
 
     @property
     def spare(self) -> float:
@@ -273,6 +287,8 @@ class _Builder:
             u = program.var(a.operations_staff_usd_per_month * months, "staff:owned", integer=True, upper=1.0)
             for _, x in owned:
                 program.row({x: 1.0, u: -program.upper[x]}, high=0.0)
+            self.owned_staff = (u, float(months))
+        self.phase_months = phase_months
         uses_cloud = any(not o.api for o in self.inputs.bursts) or any(not b.owned for b in self.inputs.bases)
         if uses_cloud:
             self.cloud_staff = [
@@ -312,12 +328,40 @@ class _Builder:
             else:
                 top = float(math.ceil((period.rps + self.spare) / o.unit_rps))
                 y = program.var(o.usd_per_unit_hour * period.hours, f"burst:{i}", integer=True, upper=top)
+                self.cloud_bursts.append((i, y, period.hours))
                 program.row({y: 1.0, self.cloud_staff[period.phase]: -top}, high=0.0)
                 cover[y] = o.unit_rps
                 capacity[y] = o.unit_rps
         program.row(cover, low=period.rps)
         if self.spare > 0 and not self.has_api:
             program.row(capacity, low=period.rps + self.spare)
+
+    def add_scaled_staff(self) -> None:
+        """Staff above the minimum, once every unit variable exists: max(minimum, fleet / N) is
+        the minimum's binary plus a non-negative excess g >= q x fleet - minimum (the objective
+        keeps g at the larger of zero and that difference)."""
+        a, program = self.assumptions, self.program
+        usd_per_accelerator_month = a.staff_usd_per_fte_month / a.accelerators_per_staff_fte
+        if self.owned_staff is not None:
+            u, months = self.owned_staff
+            excess = program.var(1.0, "staff:owned_scaled", integer=False)
+            row = {excess: 1.0, u: a.operations_staff_usd_per_month * months}
+            for b, x in zip(self.inputs.bases, self.bases, strict=True):
+                if b.owned:
+                    row[x] = -usd_per_accelerator_month * months * b.accelerators_per_unit
+            program.row(row, low=0.0)
+        if self.cloud_staff:
+            excess = program.var(1.0, "staff:cloud_scaled", integer=False)
+            row = {excess: 1.0}
+            for v, months in zip(self.cloud_staff, self.phase_months, strict=True):
+                row[v] = a.cloud_staff_usd_per_month * months
+            for b, x in zip(self.inputs.bases, self.bases, strict=True):
+                if not b.owned:
+                    row[x] = -usd_per_accelerator_month * self.demand.months * b.accelerators_per_unit
+            usd_per_accelerator_hour = usd_per_accelerator_month / self.demand.hours_per_month
+            for i, column, hours in self.cloud_bursts:
+                row[column] = -usd_per_accelerator_hour * self.inputs.bursts[i].accelerators_per_unit * hours
+            program.row(row, low=0.0)
 
     def add_budgets(self) -> None:
         constraints = self.constraints
@@ -358,6 +402,7 @@ def solve_hybrid(
     builder.add_staff((lead, demand.months - lead))
     for period in periods:
         builder.add_period(period)
+    builder.add_scaled_staff()
     builder.add_budgets()
     solution = _solve(builder)
     if solution is None:
@@ -490,7 +535,11 @@ def _plan(
     ]
     for tag, name in (("staff:owned", "owned"), ("staff:cloud", "rented"), ("staff:api", "hosted-API")):
         if usd.get(tag, 0.0) > 0:
-            lines.append(Line("operations staff", usd[tag], f"{name} operations"))
+            lines.append(Line(STAFF, usd[tag], f"{name} operations; the minimum per deployment"))
+        if usd.get(f"{tag}_scaled", 0.0) > 0.005:
+            lines.append(
+                Line(SCALED_STAFF, usd[f"{tag}_scaled"], f"{name} operations: the fleet above the minimum")
+            )
     base_capacity_hours = sum(
         units[i] * inputs.bases[i].unit_rps / builder.assumptions.target_utilisation * p.hours
         for i in used

@@ -312,7 +312,15 @@ def _cloud_bursts_and_base(
         assert price is not None, "choose_cheapest keeps priced rows only"
         replica_rps = layout.capacity.requests_per_s * a.target_utilisation
         result.bursts.append(
-            BurstOption(plan, plan.label, False, layout.per_instance * replica_rps, replica_rps, price)
+            BurstOption(
+                plan,
+                plan.label,
+                False,
+                layout.per_instance * replica_rps,
+                replica_rps,
+                price,
+                accelerators_per_unit=layout.accelerators,
+            )
         )
     reserved = _first(choices, ("reserved_1y", "reserved_3y"), "always_on")
     plan = plan_of(reserved) if reserved is not None else None
@@ -333,6 +341,7 @@ def _cloud_bursts_and_base(
             capex_usd_per_unit=0.0,
             energy_usd_per_rps_hour=0.0,
             available_from_month=0,
+            accelerators_per_unit=layout.accelerators,
         )
     )
 
@@ -427,6 +436,7 @@ def _owned_base(
         capex_usd_per_unit=unit.capex_usd,
         energy_usd_per_rps_hour=unit.energy_usd_per_rps_hour,
         available_from_month=unit.lead_months,
+        accelerators_per_unit=layout.accelerators,
     )
 
 
