@@ -126,6 +126,27 @@ def test_training_contract_and_scaling(client: InProcessClient) -> None:
     assert lora["memory_per_accelerator_gb"] < result["memory_per_accelerator_gb"]
 
 
+def test_pipeline_stages_split_the_weights_and_report_their_bubble(client: InProcessClient) -> None:
+    # ZeRO-1 keeps the 16-bit weights whole per replica: 2 bytes x 70.6e9 = 141 GB; four stages
+    # hold a quarter each. 80 layers do not split into 3 stages.
+    body = {
+        "model": "llama-3.1-70b",
+        "accelerator": "H100",
+        "accelerator_count": 64,
+        "tokens": 1e9,
+        "zero_stage": 1,
+    }
+    flat = post(client, "training", body)
+    staged = post(client, "training", {**body, "pipeline_parallel": 4})
+    assert staged["memory"]["weights_gb"] == pytest.approx(flat["memory"]["weights_gb"] / 4)
+    assert any("bubble" in note for note in staged["notes"])
+    response = client.post(
+        "/v1/estimates/training", json={**body, "accelerator_count": 48, "pipeline_parallel": 3}
+    )
+    assert response.status_code == 422, response.text
+    assert "body.pipeline_parallel" in [error["field"] for error in response.json()["errors"]]
+
+
 def test_full_training_of_a_70b_model_does_not_fit_one_gpu(client: InProcessClient) -> None:
     result = post(
         client,

@@ -15,10 +15,12 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.config import TrainingMethod
 from wheretorun.engine.costs.training_jobs import JobFailure, TrainingJob, fastest_job
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
+from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommend import recommend
 from wheretorun.engine.recommendation import RejectReason
-from wheretorun.engine.training_setting import MICRO_BATCHES, TENSOR_PARALLEL, ZERO_STAGES
+from wheretorun.engine.training_estimate import pipeline_bubble
+from wheretorun.engine.training_setting import MICRO_BATCHES, TENSOR_PARALLEL, ZERO_STAGES, best_setting
 from wheretorun.engine.workload import Constraints, OptionKind, TrainingWorkload
 
 FULL_70B = TrainingWorkload(model="llama-3.3-70b", method="full", tokens=1e9, sequence_length=4096)
@@ -103,3 +105,78 @@ def test_a_fitting_training_setting_is_never_rejected(
     )
     assert isinstance(job, TrainingJob), job
     assert job.accelerators <= 8 * nodes
+
+
+# ---- pipeline parallelism (issue 13: the search chooses the pipeline degree too) -----------------
+
+
+def test_pipeline_stages_divide_the_model_states_per_accelerator() -> None:
+    # ZeRO-1 shards only the optimiser state: 64 H100 as 16 data-parallel replicas of 4 stages hold
+    # a quarter of the 16-bit weights each, 2 bytes x 70.6e9 / 4 = 35.3 GB, against 141 GB unstaged.
+    staged = TrainingConfig(accelerator_count=64, tokens=1e9, zero_stage=1, pipeline_parallel=4)
+    flat = TrainingConfig(accelerator_count=64, tokens=1e9, zero_stage=1)
+    staged_memory = estimate_training(LLAMA_70B, H100, staged).memory
+    flat_memory = estimate_training(LLAMA_70B, H100, flat).memory
+    assert staged_memory.weights_gb == pytest.approx(flat_memory.weights_gb / 4)
+    assert flat_memory.weights_gb == pytest.approx(2 * LLAMA_70B.total_params / 1e9, rel=0.01)
+    # 1F1B: the first stage holds 4 micro-batches of 80 / 4 layers: the activations do not fall
+    assert staged_memory.activations_gb == pytest.approx(flat_memory.activations_gb)
+
+
+def test_the_pipeline_bubble_is_p_minus_one_over_the_micro_batches() -> None:
+    # A 4M-token global batch of 4,096-token sequences is 976.6 sequences a step; 32 accelerators
+    # in 4 stages are 8 data-parallel replicas, so m = 976.6 / 8 = 122.1 micro-batches of 1 and
+    # the bubble adds (4 - 1) / 122.1 = 2.46% to the compute time.
+    config = TrainingConfig(accelerator_count=32, sequence_length=4096, pipeline_parallel=4)
+    assert pipeline_bubble(config) == pytest.approx(1 + 3 / (4e6 / 4096 / 8))
+    assert pipeline_bubble(TrainingConfig(accelerator_count=32)) == 1.0
+
+
+def test_a_stage_count_that_does_not_divide_the_layers_is_invalid() -> None:
+    config = TrainingConfig(accelerator_count=48, pipeline_parallel=3)  # 80 layers
+    with pytest.raises(InvalidSpec, match="pipeline_parallel"):
+        estimate_training(LLAMA_70B, H100, config)
+
+
+@pytest.mark.parametrize(("internode_gb_s", "pipelined"), [(1.0, True), (50.0, False)])
+def test_stages_across_nodes_are_chosen_only_when_the_network_is_the_bottleneck(
+    internode_gb_s: float, pipelined: bool
+) -> None:
+    # 70B full training on 8 nodes of 8 H100. Over 1 GB/s per accelerator (8 GB/s a node) the
+    # ZeRO collectives (~1.5 x 141 GB a step per replica) dominate, and 8 stages cut them by 8 for
+    # a bubble of a few per cent; over 50 GB/s (400 Gb/s InfiniBand) they hide behind compute and
+    # the bubble would only cost time.
+    found = best_setting(
+        LLAMA_70B,
+        H100,
+        TrainingMethod.FULL,
+        Precision.BF16,
+        1e9,
+        4096,
+        64,
+        8,
+        DEFAULT_EFFICIENCY,
+        internode_gb_s,
+    )
+    assert found is not None
+    setting, estimate = found
+    assert (setting.pipeline_parallel > 1) is pipelined, setting.describe()
+    if pipelined:
+        assert "pipeline-parallel" in setting.describe()
+        assert any("bubble" in note for note in estimate.notes)
+        unstaged = estimate_training(
+            LLAMA_70B,
+            H100,
+            TrainingConfig(
+                accelerator_count=64,
+                tokens=1e9,
+                sequence_length=4096,
+                micro_batch_size=setting.micro_batch_size,
+                zero_stage=3,
+                activation_checkpointing=True,
+                internode_bandwidth_gb_s=internode_gb_s,
+            ),
+        )
+        assert unstaged.wall_clock_hours is not None
+        assert estimate.wall_clock_hours is not None
+        assert estimate.wall_clock_hours < unstaged.wall_clock_hours

@@ -211,7 +211,9 @@ class TrainingConfig:
 
     `tokens` is the total tokens processed (dataset tokens x epochs). `precision` is the compute
     precision (bf16/fp16 mixed precision, fp8, or fp32). Data parallelism with ZeRO stage
-    `zero_stage` spans all accelerators; `tensor_parallel` shards layers within a node.
+    `zero_stage` spans all accelerators; `tensor_parallel` shards layers within a node;
+    `pipeline_parallel` splits the layers into that many stages (1F1B schedule), so data
+    parallelism spans accelerator_count / (tensor_parallel x pipeline_parallel) replicas.
     `internode_bandwidth_gb_s` is per accelerator; None means the setting of the calibration
     rows (see `training.REFERENCE_INTERNODE_GB_S`).
     """
@@ -226,6 +228,7 @@ class TrainingConfig:
     activation_checkpointing: bool = False
     lora_rank: int = 16
     tensor_parallel: int = 1
+    pipeline_parallel: int = 1
     accelerators_per_node: int = 8
     internode_bandwidth_gb_s: float | None = None
 
@@ -246,6 +249,13 @@ class TrainingConfig:
             "tensor_parallel",
             f"{self.tensor_parallel} does not divide {self.accelerator_count} accelerators",
         )
+        _require(self.pipeline_parallel >= 1, "pipeline_parallel", "must be at least 1")
+        _require(
+            self.accelerator_count % (self.tensor_parallel * self.pipeline_parallel) == 0,
+            "pipeline_parallel",
+            f"tensor x pipeline degree {self.tensor_parallel * self.pipeline_parallel} does not divide "
+            f"{self.accelerator_count} accelerators",
+        )
         _require(self.accelerators_per_node >= 1, "accelerators_per_node", "must be at least 1")
         _require(
             self.precision in (Precision.BF16, Precision.FP16, Precision.FP8, Precision.FP32),
@@ -257,7 +267,7 @@ class TrainingConfig:
 
     @property
     def data_parallel(self) -> int:
-        return self.accelerator_count // self.tensor_parallel
+        return self.accelerator_count // (self.tensor_parallel * self.pipeline_parallel)
 
     @property
     def nodes(self) -> int:

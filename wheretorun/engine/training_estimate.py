@@ -32,8 +32,18 @@ Time: a micro-step of micro_batch x sequence tokens per data-parallel rank takes
   communication = data-parallel bytes / (link x achieved bus fraction), over the intra-node link
             within a node and, across nodes, the node's inter-node links (FSDP overlaps the two).
 So utilisation falls once a job leaves the node for slower links, more so with small
-micro-batches. Growth of collective latency with thousands of ranks, stragglers and failures are
-not modelled: the calibration rows (<= 64 nodes) show no further fall.
+micro-batches.
+Growth of collective latency with thousands of ranks, stragglers and failures are not
+modelled: the calibration rows (<= 64 nodes) show no further fall.
+
+Pipeline parallelism (degree p, the 1F1B schedule of Narayanan et al. 2021, arXiv:2104.04473 §2.2)
+splits the layers into p stages: weights, gradients and optimiser state per accelerator fall by p,
+and so do the data-parallel collectives; the first stage still holds p micro-batches in flight of
+L/p layers each, so activation memory does not fall (Korthikanti §4.2.3). It costs the pipeline
+bubble: a step of m micro-batches per pipeline takes (m + p - 1) / m of its compute time (§2.2.1),
+m = the global batch / (micro-batch x data-parallel degree), with a global batch of
+`GLOBAL_BATCH_TOKENS`; and each stage boundary sends one activation forward and one gradient back
+per micro-batch (point-to-point, over the inter-node link when the stages span nodes).
 """
 
 from __future__ import annotations
@@ -51,6 +61,7 @@ from wheretorun.engine.specs import AcceleratorSpec, ModelArchitecture
 from wheretorun.engine.whole_run import WholeRun, whole_run
 
 __all__ = [
+    "GLOBAL_BATCH_TOKENS",
     "REFERENCE_INTERNODE_GB_S",
     "TrainingEstimate",
     "TrainingMemory",
@@ -58,6 +69,7 @@ __all__ = [
     "fewest_accelerators",
     "lora_parameters",
     "memory_per_accelerator_gb",
+    "pipeline_bubble",
     "training_flops",
 ]
 
@@ -66,6 +78,9 @@ _GB = 1e9
 # llm-foundry's tables "A100 ... with 1600 Gbps node-node interconnect (RoCE)": 1600 Gb/s =
 # 200 GB/s per 8-GPU node = 25 GB/s per GPU.
 REFERENCE_INTERNODE_GB_S = 25.0
+GLOBAL_BATCH_TOKENS = 4_000_000.0
+"""Tokens per optimiser step: Llama 2 trained with "a global batch-size of 4M tokens" (Touvron et
+al. 2023, arXiv:2307.09288 §2.2). Only the pipeline bubble depends on it."""
 _MIXED_PRECISION_ADAM = (2.0, 2.0, 12.0)  # weights, gradients, optimiser state (ZeRO paper, K = 12)
 # fp32 weights and gradients, plus Adam's two moments (Kingma & Ba 2015, arXiv:1412.6980, Alg. 1).
 _FP32_ADAM = (4.0, 4.0, 8.0)
@@ -169,11 +184,11 @@ def _state_bytes(
     model: ModelArchitecture, config: TrainingConfig, data_parallel: int
 ) -> tuple[float, float, float]:
     """(weights, gradients, optimiser) bytes per accelerator for a data-parallel degree."""
-    tp = config.tensor_parallel
+    model_parallel = config.tensor_parallel * config.pipeline_parallel
     stage = config.zero_stage
 
     def shard(nbytes: float, from_stage: int) -> float:
-        return nbytes / tp / (data_parallel if stage >= from_stage else 1)
+        return nbytes / model_parallel / (data_parallel if stage >= from_stage else 1)
 
     trainable = _trainable_params(model, config)
     per_param = _FP32_ADAM if config.precision == Precision.FP32 else _MIXED_PRECISION_ADAM
@@ -225,7 +240,7 @@ def _min_accelerators(model: ModelArchitecture, config: TrainingConfig, capacity
     data_parallel = 1 if shardable <= 0 else max(1, math.ceil(shardable / (capacity_gb - at_infinity) - 1e-9))
     while _memory(model, config, data_parallel).total_gb > capacity_gb:  # guard float rounding
         data_parallel += 1
-    return data_parallel * config.tensor_parallel
+    return data_parallel * config.tensor_parallel * config.pipeline_parallel
 
 
 # ---- time ---------------------------------------------------------------------------------------
@@ -241,7 +256,7 @@ def _communication_seconds(
     once per node, over accelerators_per_node x the per-accelerator inter-node bandwidth. The
     slower of the two paths sets the time.
     """
-    if config.data_parallel == 1:
+    if config.data_parallel == 1 and config.pipeline_parallel == 1:
         return 0.0
     volume = _communication_bytes(model, config)
     intra = accelerator.interconnect_gb_s
@@ -264,15 +279,35 @@ def _communication_bytes(model: ModelArchitecture, config: TrainingConfig) -> fl
     dp = config.data_parallel
     ring = (dp - 1) / dp
     element = 4.0 if config.precision == Precision.FP32 else 2.0
-    gradients = element * _trainable_params(model, config) / config.tensor_parallel
+    model_parallel = config.tensor_parallel * config.pipeline_parallel
+    gradients = element * _trainable_params(model, config) / model_parallel
     if config.zero_stage < 3:
-        return 2.0 * ring * gradients
+        return 2.0 * ring * gradients + _pipeline_bytes(model, config)
     if config.method == TrainingMethod.FULL:
         weights = element * model.total_params
     else:
         frozen = Precision.NF4 if config.method == TrainingMethod.QLORA else Precision.BF16
         weights = weights_bytes(model, frozen)
-    return ring * (2.0 * weights / config.tensor_parallel + gradients)
+    return ring * (2.0 * weights / model_parallel + gradients) + _pipeline_bytes(model, config)
+
+
+def _pipeline_bytes(model: ModelArchitecture, config: TrainingConfig) -> float:
+    """Bytes a stage sends per micro-batch: its output activation forward and the gradient of its
+    input backward, 16-bit, split over the tensor-parallel group (sequence parallelism)."""
+    if config.pipeline_parallel == 1:
+        return 0.0
+    micro_tokens = float(config.micro_batch_size * config.sequence_length)
+    return 2.0 * 2.0 * micro_tokens * model.hidden_size / config.tensor_parallel
+
+
+def pipeline_bubble(config: TrainingConfig) -> float:
+    """(m + p - 1) / m: the share of a step's compute time the 1F1B pipeline takes (1 without one)."""
+    p = config.pipeline_parallel
+    if p == 1:
+        return 1.0
+    sequences = GLOBAL_BATCH_TOKENS / config.sequence_length
+    micro_batches = max(1.0, sequences / (config.micro_batch_size * config.data_parallel))
+    return (micro_batches + p - 1) / micro_batches
 
 
 def _utilisation(
@@ -307,7 +342,8 @@ def _timing(
     compute_s = (
         micro_tokens
         * (per_token_dense / utilisation + per_token_attention / attention_speed)
-        / (config.tensor_parallel * peak_tflops * 1e12)
+        / (config.tensor_parallel * config.pipeline_parallel * peak_tflops * 1e12)
+        * pipeline_bubble(config)
     )
     communication_s = _communication_seconds(model, accelerator, config, table.allreduce_bus_fraction) or 0.0
     step_s = max(compute_s, communication_s)
@@ -330,6 +366,11 @@ def estimate_training(
         raise InvalidSpec(
             "tensor_parallel",
             f"{config.tensor_parallel} does not divide {model.attention_heads} attention heads",
+        )
+    if model.layers % config.pipeline_parallel:
+        raise InvalidSpec(
+            "pipeline_parallel",
+            f"{config.pipeline_parallel} does not divide the model's {model.layers} layers",
         )
     capacity = accelerator.usable_memory_gb
     memory = _memory(model, config, config.data_parallel)
@@ -359,6 +400,12 @@ def estimate_training(
         notes.append("no interconnect figure for this accelerator; data-parallel communication not priced")
     if config.tensor_parallel > 1:
         notes.append("tensor-parallel communication is assumed to stay inside a node and is not priced")
+    if config.pipeline_parallel > 1:
+        notes.append(
+            f"pipeline-parallel {config.pipeline_parallel} stages (1F1B): the bubble adds "
+            f"{pipeline_bubble(config) - 1:.0%} to compute time at a global batch of "
+            f"{GLOBAL_BATCH_TOKENS / 1e6:g}M tokens"
+        )
     if config.method == TrainingMethod.QLORA:
         notes.append("QLoRA's NF4 dequantisation cost is not modelled (no calibration rows)")
     shortfall = max(memory.total_gb - capacity, 0.0)

@@ -1,7 +1,8 @@
 """Training searches before it rejects: the setting a job runs with on a given set of accelerators.
 
 A setting is activation recomputation (on/off), the ZeRO stage (1-3), the tensor-parallel degree
-(within one node, dividing the attention heads) and the micro-batch size per data-parallel rank.
+(within one node, dividing the attention heads), the pipeline-parallel degree (stages across
+nodes, dividing the layers) and the micro-batch size per data-parallel rank.
 For a given count of accelerators the search keeps the settings whose memory fits, estimates the
 time of each, and picks the fastest whole run (on a fixed count, the fastest run is the cheapest;
 ties go to the simpler setting). So a job is rejected for memory only when no setting fits.
@@ -11,6 +12,11 @@ its own communication (it assumes it stays inside a node), so choosing it for sp
 flatter it. For each ZeRO stage and recomputation choice only the largest micro-batch that fits
 is timed: with the same stage and recomputation, a larger micro-batch never runs slower here
 (the same compute, fewer collectives per token).
+
+Pipeline parallelism is tried for jobs that span nodes, at every tensor-parallel degree, and
+timed against no pipeline: it prices its own bubble and its point-to-point traffic
+(`training_estimate.py`), and wins when the data-parallel collectives over a slow inter-node link
+cost more than the bubble (its stages never outnumber the nodes).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from wheretorun.engine.training_estimate import (
 
 __all__ = [
     "MICRO_BATCHES",
+    "PIPELINE_PARALLEL",
     "TENSOR_PARALLEL",
     "ZERO_STAGES",
     "TrainingSetting",
@@ -40,6 +47,7 @@ __all__ = [
 
 ZERO_STAGES = (3, 2, 1)
 TENSOR_PARALLEL = (1, 2, 4, 8)
+PIPELINE_PARALLEL = (1, 2, 4, 8, 16)
 MICRO_BATCHES = (8, 4, 2, 1)
 _RECOMPUTE = (False, True)
 
@@ -50,19 +58,28 @@ class TrainingSetting:
     zero_stage: int
     tensor_parallel: int
     micro_batch_size: int
+    pipeline_parallel: int = 1
 
     def describe(self) -> str:
         parts = [f"ZeRO-{self.zero_stage}"]
         if self.tensor_parallel > 1:
             parts.append(f"tensor-parallel {self.tensor_parallel}")
+        if self.pipeline_parallel > 1:
+            parts.append(f"pipeline-parallel {self.pipeline_parallel}")
         parts.append(f"micro-batch {self.micro_batch_size}")
         parts.append("activation recomputation" if self.activation_checkpointing else "no recomputation")
         return ", ".join(parts)
 
     @property
-    def simplicity(self) -> tuple[int, int, int]:
-        """Smaller is simpler: no recomputation, less tensor parallelism, lower ZeRO stage."""
-        return (int(self.activation_checkpointing), self.tensor_parallel, self.zero_stage)
+    def simplicity(self) -> tuple[int, int, int, int]:
+        """Smaller is simpler: no recomputation, less tensor and pipeline parallelism, lower ZeRO
+        stage."""
+        return (
+            int(self.activation_checkpointing),
+            self.tensor_parallel,
+            self.pipeline_parallel,
+            self.zero_stage,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +107,7 @@ def _config(job: _Job, accelerators: int, setting: TrainingSetting) -> TrainingC
         zero_stage=setting.zero_stage,
         activation_checkpointing=setting.activation_checkpointing,
         tensor_parallel=setting.tensor_parallel,
+        pipeline_parallel=setting.pipeline_parallel,
         accelerators_per_node=job.per_node,
         internode_bandwidth_gb_s=job.internode_gb_s,
     )
@@ -104,17 +122,30 @@ def _degrees(job: _Job, accelerators: int) -> list[int]:
     ]
 
 
+def _pipeline_degrees(job: _Job, accelerators: int, tp: int) -> list[int]:
+    """1, and for a job that spans nodes the stage counts that divide the layers and the
+    accelerators left after tensor parallelism, at most one stage per node."""
+    nodes = -(-accelerators // job.per_node)
+    return [
+        pp
+        for pp in PIPELINE_PARALLEL
+        if pp == 1 or (pp <= nodes and (accelerators // tp) % pp == 0 and job.model.layers % pp == 0)
+    ]
+
+
 def _fitting(job: _Job, accelerators: int, tp: int) -> list[TrainingSetting]:
-    """Per (ZeRO stage, recomputation): the largest micro-batch that fits, at this degree."""
+    """Per (pipeline degree, ZeRO stage, recomputation): the largest micro-batch that fits, at
+    this tensor-parallel degree."""
     capacity = job.spec.usable_memory_gb
     out = []
-    for recompute in _RECOMPUTE:
-        for stage in ZERO_STAGES:
-            for micro in MICRO_BATCHES:
-                setting = TrainingSetting(recompute, stage, tp, micro)
-                if memory_per_accelerator_gb(job.model, _config(job, accelerators, setting)) <= capacity:
-                    out.append(setting)
-                    break
+    for pp in _pipeline_degrees(job, accelerators, tp):
+        for recompute in _RECOMPUTE:
+            for stage in ZERO_STAGES:
+                for micro in MICRO_BATCHES:
+                    setting = TrainingSetting(recompute, stage, tp, micro, pp)
+                    if memory_per_accelerator_gb(job.model, _config(job, accelerators, setting)) <= capacity:
+                        out.append(setting)
+                        break
     return out
 
 

@@ -195,6 +195,10 @@ class TrainingEstimateCreate(StrictBody):
     activation_checkpointing: bool = False
     lora_rank: Annotated[StrictInt, _whole(1, 100_000)] = 16
     tensor_parallel: Parallel = 1
+    pipeline_parallel: Parallel = Field(
+        1,
+        description="Pipeline stages (1F1B): divides the layers; with tensor_parallel, the accelerators.",
+    )
     accelerators_per_node: Annotated[StrictInt, _whole(1, 1_000)] = 8  # GB200 NVL72 racks: 72
     # Scale-out network per accelerator: 0.1 GB/s (below 1 Gb/s Ethernet) to 100 TB/s (~1,000x
     # 800 Gb/s InfiniBand XDR).
