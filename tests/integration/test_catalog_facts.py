@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from tests.import_support import TEST_ACTOR
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import CatalogSnapshot
+from wheretorun.engine.cluster_network import CLUSTER_NETWORKS
 from wheretorun.engine.costs.owned import server_capex_usd
 from wheretorun.engine.recommend import recommend
 from wheretorun.engine.recommendation import Recommendation, RejectReason
@@ -255,3 +256,13 @@ def test_newly_priced_accelerators_cite_their_source(snapshot: CatalogSnapshot) 
     assert snapshot.hardware_prices["a100-sxm-80gb"].includes_server
     for unpriced in ("h100-nvl", "h200-nvl", "a100-pcie-80gb"):
         assert unpriced not in snapshot.hardware_prices
+
+
+def test_every_cluster_network_on_record_names_an_instance_type_of_the_catalog(session: Session) -> None:
+    """The network table is keyed by (provider, instance type): a key the seeded catalog does not
+    hold would never apply (a renamed instance type would silently lose its network)."""
+    rows = session.execute(select(CloudOffer.provider, CloudOffer.instance_type))
+    offered = {(provider, instance_type) for provider, instance_type in rows}
+    assert len(CLUSTER_NETWORKS) >= 14
+    missing = [key for key in CLUSTER_NETWORKS if key not in offered]
+    assert missing == []

@@ -29,6 +29,19 @@ _AZURE_H100 = (
     "https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ndh100v5-series "
     "(8 x 400 Gb/s NDR InfiniBand per VM)"
 )
+_GCP = "https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth"
+_GCP_A3_HIGH = (
+    f"{_GCP} (A3 High, H100: 1,000 Gbps in all, GPUDirect-TCPX; 800 Gbps of it on the four GPU NICs, the "
+    "other 200 Gbps on the general-purpose gVNIC)"
+)
+_GCP_A3_MEGA = (
+    f"{_GCP} (A3 Mega, H100: 1,800 Gbps in all, GPUDirect-TCPXO; 1,600 Gbps of it on the eight GPU NICs, "
+    "the other 200 Gbps on the general-purpose gVNIC)"
+)
+_GCP_RDMA = (
+    f"{_GCP} (A4, B200, and A3 Ultra, H200: eight ConnectX-7 NICs, 3,200 Gbps for GPU-to-GPU traffic, "
+    "GPUDirect RDMA)"
+)
 _NEBIUS_B200 = (
     "mlcommons/inference_results_v6.0 closed/Nebius/systems/nebius_b200_n1.json: "
     "'8x ConnectX-7 IB NDR 400Gb/s'"
@@ -56,6 +69,11 @@ CLUSTER_NETWORKS: Mapping[tuple[str, str], ClusterNetwork] = MappingProxyType(
         ("azure", "Standard_ND96amsr_A100_v4"): ClusterNetwork(1600, _AZURE_A100),
         ("azure", "Standard_ND96isr_H100_v5"): ClusterNetwork(3200, _AZURE_H100),
         ("nebius", "gpu-b200-sxm_8gpu-160vcpu-1792gb"): ClusterNetwork(3200, _NEBIUS_B200),
+        # GCP rows are accelerator attachments of the A3/A4 machine types (SkyPilot's GCP catalog).
+        ("gcp", "gcp-accel:H100x8"): ClusterNetwork(800, _GCP_A3_HIGH),
+        ("gcp", "gcp-accel:H100-MEGAx8"): ClusterNetwork(1600, _GCP_A3_MEGA),
+        ("gcp", "gcp-accel:H200x8"): ClusterNetwork(3200, _GCP_RDMA),
+        ("gcp", "gcp-accel:B200x8"): ClusterNetwork(3200, _GCP_RDMA),
     }
 )
 
