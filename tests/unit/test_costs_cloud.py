@@ -110,7 +110,7 @@ def _capacity(requests_per_s: float) -> ReplicaCapacity:
         "h100-sxm",
         4,
         Precision.FP8,
-        "",
+        None,
         "",
         requests_per_s,
         64,

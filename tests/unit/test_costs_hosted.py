@@ -71,11 +71,11 @@ def test_a_missing_price_is_rejected_as_unpriced_never_free() -> None:
     only_output = dataclasses.replace(GPT_4O, output_usd_per_million_tokens=None)
     verdict = hosted_verdict(only_output, 1200, context)
     assert verdict is not None
-    assert verdict[0] == RejectReason.UNPRICED
+    assert verdict.reason == RejectReason.UNPRICED
 
 
 def test_a_request_longer_than_the_context_window_is_rejected() -> None:
     context = Context(Constraints(), ASSUMPTIONS, snapshot(), efficiency=DEFAULT_EFFICIENCY)
     verdict = hosted_verdict(GPT_4O, 200_000, context)
     assert verdict is not None
-    assert verdict[0] == RejectReason.EXCEEDS_CONTEXT_WINDOW
+    assert verdict.reason == RejectReason.EXCEEDS_CONTEXT_WINDOW

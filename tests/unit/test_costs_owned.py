@@ -24,7 +24,7 @@ def _capacity(requests_per_s: float, accelerators: int = 4, single_stream: float
         "h100-sxm",
         accelerators,
         Precision.FP8,
-        "",
+        None,
         "",
         requests_per_s,
         64,

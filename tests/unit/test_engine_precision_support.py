@@ -27,8 +27,9 @@ from wheretorun.engine import (
     estimate_training,
     parse_precision_list,
 )
-from wheretorun.engine.capacity import Verdict, serving_capacities
+from wheretorun.engine.capacity import serving_capacities
 from wheretorun.engine.config import ServingEngine
+from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.specs import MemoryKind
 
 TURING = PrecisionSupport(
@@ -131,18 +132,18 @@ def test_capacity_runs_the_bf16_slot_as_fp16_and_refuses_fp8_on_a_t4() -> None:
     sixteen = capacities[("t4", 1, Precision.BF16)]
     assert sixteen.precision == Precision.FP16
     # 8B at 16 bits (16.2 GB) does not fit 16 GB: sized, and refused for memory, not for the format
-    assert sixteen.verdict == Verdict.DOES_NOT_FIT_MEMORY
+    assert sixteen.verdict == RejectReason.DOES_NOT_FIT_MEMORY
     assert capacities[("t4", 1, Precision.INT8)].ok
     for size in (1, 2, 4, 8):
         fp8 = capacities[("t4", size, Precision.FP8)]
-        assert fp8.verdict == Verdict.UNSUPPORTED_PRECISION, fp8
+        assert fp8.verdict == RejectReason.UNSUPPORTED_PRECISION, fp8
 
 
 def test_capacity_on_a_v100_uses_gptq_for_the_4bit_slot_and_refuses_int8() -> None:
     capacities = _capacities(V100)
     four_bit = capacities[("v100-sxm2-32gb", 1, Precision.AWQ_INT4)]
     assert four_bit.precision == Precision.GPTQ_INT4
-    assert capacities[("v100-sxm2-32gb", 1, Precision.INT8)].verdict == Verdict.UNSUPPORTED_PRECISION
+    assert capacities[("v100-sxm2-32gb", 1, Precision.INT8)].verdict == RejectReason.UNSUPPORTED_PRECISION
 
 
 @pytest.mark.parametrize("ttft_ms", [None, 60_000.0])
@@ -152,9 +153,9 @@ def test_an_accelerator_without_a_compute_peak_is_unspecified_hardware(ttft_ms: 
     capacities = _capacities(no_compute, ttft_ms)
     for (_, _, slot), capacity in capacities.items():
         if slot == Precision.FP8:
-            assert capacity.verdict == Verdict.UNSUPPORTED_PRECISION
+            assert capacity.verdict == RejectReason.UNSUPPORTED_PRECISION
         else:
-            assert capacity.verdict == Verdict.UNSPECIFIED_HARDWARE, capacity
+            assert capacity.verdict == RejectReason.UNSPECIFIED_HARDWARE, capacity
             assert capacity.requests_per_s == 0
 
 

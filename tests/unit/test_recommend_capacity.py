@@ -6,8 +6,9 @@ import pytest
 
 from tests.unit.recommend_catalog import H100, L4, LLAMA_8B, LLAMA_70B, LLAMA_405B, RTX_4090
 from wheretorun.engine import InferenceConfig, ServingEngine, estimate_inference
-from wheretorun.engine.capacity import Verdict, max_batch, serving_capacities
+from wheretorun.engine.capacity import max_batch, serving_capacities
 from wheretorun.engine.precision import Precision
+from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.specs import AcceleratorSpec
 
 
@@ -57,19 +58,19 @@ def test_a_405b_model_does_not_fit_one_24_gb_card_at_any_precision() -> None:
     for card in ("l4", "rtx-4090"):
         for precision in precisions:
             capacity = capacities[(card, 1, precision)]
-            assert capacity.verdict == Verdict.DOES_NOT_FIT_MEMORY
+            assert capacity.verdict == RejectReason.DOES_NOT_FIT_MEMORY
             assert capacity.memory_gb > capacity.available_gb
             assert "short by" in capacity.detail
 
 
 def test_cards_without_an_interconnect_figure_cannot_be_tensor_parallel() -> None:
     capacity = _capacities(LLAMA_70B, [Precision.AWQ_INT4])[("rtx-4090", 2, Precision.AWQ_INT4)]
-    assert capacity.verdict == Verdict.UNSPECIFIED_HARDWARE
+    assert capacity.verdict == RejectReason.UNSPECIFIED_HARDWARE
 
 
 def test_a_target_that_one_request_cannot_meet_is_a_latency_miss() -> None:
     capacity = _capacities(LLAMA_8B, [Precision.BF16], tpot=1.0)[("l4", 1, Precision.BF16)]
-    assert capacity.verdict == Verdict.MISSES_LATENCY_TARGET
+    assert capacity.verdict == RejectReason.MISSES_LATENCY_TARGET
     assert "TPOT" in capacity.detail
 
 

@@ -13,12 +13,13 @@ from tests.unit.recommend_catalog import H100, L4, LLAMA_8B, LLAMA_70B, LLAMA_40
 from wheretorun.engine import TrainingConfig, estimate_training
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.config import TrainingMethod
-from wheretorun.engine.costs.training_jobs import JobFailure, TrainingJob, fastest_job
+from wheretorun.engine.costs.training_jobs import TrainingJob, fastest_job
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommend import recommend
 from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.training_estimate import pipeline_bubble
 from wheretorun.engine.training_setting import MICRO_BATCHES, TENSOR_PARALLEL, ZERO_STAGES, best_setting
 from wheretorun.engine.workload import Constraints, OptionKind, TrainingWorkload
@@ -65,7 +66,7 @@ def test_a_job_no_setting_fits_is_still_rejected_for_memory() -> None:
     job = fastest_job(
         LLAMA_405B, L4, workload, 4, math.inf, Assumptions(max_accelerators_per_job=8), DEFAULT_EFFICIENCY
     )
-    assert isinstance(job, JobFailure)
+    assert isinstance(job, Rejection)
     assert job.reason == RejectReason.DOES_NOT_FIT_MEMORY
 
 

@@ -40,13 +40,14 @@ from wheretorun.engine.costs.arrays import BoolArray, IntArray
 from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.precision import Precision
+from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.specs import AcceleratorSpec, ModelArchitecture
 from wheretorun.engine.sweep import SweepGrid, SweepResult, sweep_inference
 
 __all__ = [
     "REPLICA_SIZES",
     "ReplicaCapacity",
-    "Verdict",
     "clear_capacity_cache",
     "max_batch",
     "serving_capacities",
@@ -58,17 +59,6 @@ _GIB = 1024**3
 _CACHED_CAPACITY_TABLES = 64  # the most recent argument sets `serving_capacities` remembers
 
 
-class Verdict:
-    """Why a replica configuration cannot serve (values are RejectReason names)."""
-
-    OK = ""
-    INVALID_LAYOUT = "invalid_layout"  # tensor-parallel degree does not divide the attention heads
-    UNSPECIFIED_HARDWARE = "unspecified_hardware"
-    UNSUPPORTED_PRECISION = "unsupported_precision"
-    DOES_NOT_FIT_MEMORY = "does_not_fit_memory"
-    MISSES_LATENCY_TARGET = "misses_latency_target"
-
-
 @dataclass(frozen=True, slots=True)
 class ReplicaCapacity:
     """One model replica on `accelerators` x `accelerator_id` at `precision` (the format it runs:
@@ -77,7 +67,7 @@ class ReplicaCapacity:
     accelerator_id: str
     accelerators: int
     precision: Precision
-    verdict: str  # Verdict.OK when it can serve
+    verdict: RejectReason | None  # None when it can serve
     detail: str  # why not, in words
     requests_per_s: float  # sustained at the targets (0 when not OK), before planning headroom
     concurrency: int
@@ -89,10 +79,13 @@ class ReplicaCapacity:
     single_stream_rps: float  # one request at a time (what a single local user gets), 0 if unusable
     single_stream_ttft_ms: float | None
     single_stream_tpot_ms: float | None
+    # The tensor-parallel degree does not divide the attention heads: reported as
+    # `does_not_fit_memory` (no replica of that size exists), named last when explaining a failure.
+    invalid_layout: bool = False
 
     @property
     def ok(self) -> bool:
-        return self.verdict == Verdict.OK
+        return self.verdict is None
 
 
 def max_batch(engine: ServingEngine, spec: AcceleratorSpec) -> int:
@@ -286,35 +279,37 @@ def _run_precisions(specs: Sequence[AcceleratorSpec], slots: Sequence[Precision]
     return (*slots, *sorted(extra))
 
 
-def _layout_problem(request: _Request, configs: _Configs, row: int) -> tuple[str, str] | None:
+def _layout_problem(request: _Request, configs: _Configs, row: int) -> Rejection | None:
     """Why a replica layout cannot exist at all (checked before any estimate), or None."""
     spec = request.accelerators[configs.accelerator[row]]
     size = int(configs.size[row])
     runs = _runs(request, configs, row)
     unsupported = spec.serving_problem(runs)
     if unsupported is not None:
-        return Verdict.UNSUPPORTED_PRECISION, unsupported
+        return Rejection(RejectReason.UNSUPPORTED_PRECISION, unsupported)
     no_peak = spec.compute_peak_problem(runs)
     if no_peak is not None:
-        return Verdict.UNSPECIFIED_HARDWARE, no_peak
+        return Rejection(RejectReason.UNSPECIFIED_HARDWARE, no_peak)
     heads = request.model.attention_heads
     if heads % size:
-        return Verdict.INVALID_LAYOUT, f"{size} does not divide the model's {heads} attention heads"
+        return Rejection(
+            RejectReason.DOES_NOT_FIT_MEMORY, f"{size} does not divide the model's {heads} attention heads"
+        )
     if size > 1 and spec.interconnect_gb_s is None:
-        return (
-            Verdict.UNSPECIFIED_HARDWARE,
+        return Rejection(
+            RejectReason.UNSPECIFIED_HARDWARE,
             f"{spec.name} publishes no interconnect bandwidth for tensor parallelism",
         )
     return None
 
 
-def _unusable(key: tuple[str, int, Precision], runs: Precision, problem: tuple[str, str]) -> ReplicaCapacity:
+def _unusable(key: tuple[str, int, Precision], runs: Precision, problem: Rejection) -> ReplicaCapacity:
     return ReplicaCapacity(
         accelerator_id=key[0],
         accelerators=key[1],
         precision=runs,
-        verdict=problem[0],
-        detail=problem[1],
+        verdict=problem.reason,
+        detail=problem.detail,
         requests_per_s=0.0,
         concurrency=0,
         ttft_ms=None,
@@ -325,6 +320,8 @@ def _unusable(key: tuple[str, int, Precision], runs: Precision, problem: tuple[s
         single_stream_rps=0.0,
         single_stream_ttft_ms=None,
         single_stream_tpot_ms=None,
+        # before any estimate, memory is named only for a layout that cannot exist
+        invalid_layout=problem.reason is RejectReason.DOES_NOT_FIT_MEMORY,
     )
 
 
@@ -427,7 +424,7 @@ def _capacity(
         accelerator_id=key[0],
         accelerators=key[1],
         precision=runs,
-        verdict=Verdict.OK,
+        verdict=None,
         detail="",
         requests_per_s=tokens_per_s / request.output_tokens,
         concurrency=concurrency,
@@ -443,14 +440,14 @@ def _capacity(
 
 
 def _infeasible(
-    key: tuple[str, int, Precision], runs: Precision, at_one: _Columns, row: int, why: tuple[str, str]
+    key: tuple[str, int, Precision], runs: Precision, at_one: _Columns, row: int, why: Rejection
 ) -> ReplicaCapacity:
     return ReplicaCapacity(
         accelerator_id=key[0],
         accelerators=key[1],
         precision=runs,
-        verdict=why[0],
-        detail=why[1],
+        verdict=why.reason,
+        detail=why.detail,
         requests_per_s=0.0,
         concurrency=0,
         ttft_ms=_number(at_one.ttft_ms[row]),
@@ -464,19 +461,19 @@ def _infeasible(
     )
 
 
-def _why_not(request: _Request, configs: _Configs, row: int, first: SweepResult) -> tuple[str, str]:
+def _why_not(request: _Request, configs: _Configs, row: int, first: SweepResult) -> Rejection:
     """Why a valid layout cannot serve: memory or latency (an unknown compute peak was caught in
     `_layout_problem`)."""
     spec = request.accelerators[configs.accelerator[row]]
     size = int(configs.size[row])
     if not bool(first.fits[row]):
         needed, available = float(first.total_gb[row]), float(first.available_gb[row])
-        return (
-            Verdict.DOES_NOT_FIT_MEMORY,
+        return Rejection(
+            RejectReason.DOES_NOT_FIT_MEMORY,
             f"needs {needed:.1f} GB, {size} x {spec.name} leave {available:.1f} GB "
             f"(short by {needed - available:.1f} GB)",
         )
-    return Verdict.MISSES_LATENCY_TARGET, _latency_detail(request, first, row)
+    return Rejection(RejectReason.MISSES_LATENCY_TARGET, _latency_detail(request, first, row))
 
 
 def _latency_detail(request: _Request, first: SweepResult, row: int) -> str:

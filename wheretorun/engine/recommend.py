@@ -214,11 +214,11 @@ def _within_budgets(
 ) -> list[CostedCandidate]:
     kept = []
     for plan in plans:
-        verdict = money_verdict(_budget_usd(plan, workload), plan.capex_usd, context.constraints)
-        if verdict is None:
+        rejection = money_verdict(_budget_usd(plan, workload), plan.capex_usd, context.constraints)
+        if rejection is None:
             kept.append(plan)
         else:
-            context.book.reject(verdict[0], f"{plan.label}: {verdict[1]}")
+            context.book.record(rejection, plan.label)
     return kept
 
 

@@ -52,12 +52,12 @@ from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import RejectReason, Setup
+from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.specs import AcceleratorSpec, ModelArchitecture
 from wheretorun.engine.training_setting import TrainingSetting, best_setting, fewest_for_any
 from wheretorun.engine.workload import OptionKind, TrainingWorkload
 
 __all__ = [
-    "JobFailure",
     "TrainingJob",
     "cloud_training_plan",
     "fastest_job",
@@ -88,12 +88,6 @@ class TrainingJob:
         return self.units * self.unit_size
 
 
-@dataclass(frozen=True, slots=True)
-class JobFailure:
-    reason: RejectReason
-    detail: str
-
-
 def year_limit_hours(workload: TrainingWorkload, assumptions: Assumptions) -> float:
     """Longest run that lets `runs_per_year` runs share capacity held all year."""
     return _HOURS_PER_YEAR * assumptions.target_utilisation / workload.runs_per_year
@@ -111,7 +105,7 @@ def fastest_job(
     *,
     spot: bool = False,
     internode_gb_s: float | None = None,
-) -> TrainingJob | JobFailure:
+) -> TrainingJob | Rejection:
     """The fewest units (doubling) that run the job within `limit_hours`, at most `max_units`
     units and `assumptions.max_accelerators_per_job` accelerators, each count with the fastest
     setting that fits (training_setting.py): recomputation, ZeRO stage, tensor-parallel degree
@@ -120,19 +114,19 @@ def fastest_job(
     `internode_gb_s` is the cluster network between instances, per accelerator."""
     precision = _mixed_precision(spec)
     if precision is None:
-        return JobFailure(RejectReason.UNSUPPORTED_PRECISION, spec.training_problem(Precision.BF16) or "")
+        return Rejection(RejectReason.UNSUPPORTED_PRECISION, spec.training_problem(Precision.BF16) or "")
     no_peak = spec.compute_peak_problem(precision)
     if no_peak is not None:
-        return JobFailure(RejectReason.UNSPECIFIED_HARDWARE, no_peak)
+        return Rejection(RejectReason.UNSPECIFIED_HARDWARE, no_peak)
     method = TrainingMethod(workload.method)
     try:
         minimum = fewest_for_any(
             model, spec, method, precision, workload.tokens, workload.sequence_length, unit_size
         )
     except InvalidSpec as error:
-        return JobFailure(RejectReason.UNSPECIFIED_HARDWARE, error.reason)
+        return Rejection(RejectReason.UNSPECIFIED_HARDWARE, error.reason)
     if minimum is None:
-        return JobFailure(
+        return Rejection(
             RejectReason.DOES_NOT_FIT_MEMORY,
             f"{spec.name}: no setting fits even fully sharded (ZeRO-1..3, recomputation, "
             "tensor-parallel within a node, micro-batch 1)",
@@ -162,7 +156,7 @@ def fastest_job(
             setting, estimate = found
             run = estimate.whole_run
             if run is None:
-                return JobFailure(
+                return Rejection(
                     RejectReason.UNSPECIFIED_HARDWARE,
                     f"{spec.name} publishes no {precision.value} compute peak",
                 )
@@ -174,11 +168,11 @@ def fastest_job(
             best_hours = min(best_hours, hours)
         units *= 2
     if not fitted:
-        return JobFailure(
+        return Rejection(
             RejectReason.DOES_NOT_FIT_MEMORY,
             f"needs {minimum} x {spec.name} to hold the job; at most {most * unit_size} allowed",
         )
-    return JobFailure(
+    return Rejection(
         RejectReason.MISSES_DEADLINE,
         f"the fastest run on at most {most * unit_size} x {spec.name} takes {best_hours:,.1f} h "
         f"> {limit_hours:,.1f} h allowed (every setting searched)",

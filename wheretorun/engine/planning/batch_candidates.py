@@ -46,11 +46,11 @@ def batch_candidates(workload: BatchWorkload, context: Context) -> tuple[list[Co
     context_tokens = demand.input_tokens_per_request + demand.output_tokens_per_request
     for price, model_id in models.hosted_rows:
         evaluated += 1
-        verdict = hosted_verdict(price, context_tokens, context)
-        if verdict is None:
+        rejection = hosted_verdict(price, context_tokens, context)
+        if rejection is None:
             plans.append(hosted.batch_plan(price, model_id, demand, context.assumptions))
         else:
-            context.book.reject(verdict[0], f"{hosted.label(price)}: {verdict[1]}")
+            context.book.record(rejection, hosted.label(price))
     if models.self_hosted:
         offers = eligible_offers(context, len(models.self_hosted) * len(SERVING_PRECISIONS) * len(JOB_MODES))
         for model in models.self_hosted:
@@ -109,9 +109,10 @@ def _cloud(
         for precision in precisions:
             layout, considered = cloud.choose_layout(capacities, accelerator_id, size, precision)
             if layout is None:
-                reason, detail = sizing_failure(considered)
-                book.reject(
-                    reason, f"{offer_name(table.offers[int(rows[0])])}: {detail}", len(rows) * len(JOB_MODES)
+                book.record(
+                    sizing_failure(considered),
+                    offer_name(table.offers[int(rows[0])]),
+                    len(rows) * len(JOB_MODES),
                 )
                 evaluated += len(rows) * len(JOB_MODES)
                 continue

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from wheretorun.engine.capacity import ReplicaCapacity
-from wheretorun.engine.capacity import Verdict as Fit
 from wheretorun.engine.catalog import AcceleratorEntry, CloudOffer
 from wheretorun.engine.costs.arrays import BoolArray, IntArray
 from wheretorun.engine.planning.cloud_table import CatalogColumns, OfferTable, catalog_columns
@@ -22,7 +21,6 @@ from wheretorun.engine.planning.rules import (
     LOCAL_KINDS,
     OWNED_KINDS,
     Context,
-    Verdict,
     accelerator_verdict,
     hardware_verdict,
     option_verdict,
@@ -30,6 +28,7 @@ from wheretorun.engine.planning.rules import (
     spec_verdict,
 )
 from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.workload import OptionKind
 
 __all__ = ["EligibleOffers", "eligible_hardware", "eligible_offers", "offer_name", "sizing_failure"]
@@ -65,8 +64,9 @@ def _stages(context: Context, columns: CatalogColumns) -> list[_Stage]:
     stages = []
     option = option_verdict(OptionKind.CLOUD, constraints)
     if option is not None:
-        reason, why = option
-        stages.append(_Stage(np.ones(len(columns.offers), dtype=bool), reason, _constant(why)))
+        stages.append(
+            _Stage(np.ones(len(columns.offers), dtype=bool), option.reason, _constant(option.detail))
+        )
     if constraints.allowed_regions:
         allowed = np.asarray([name in constraints.allowed_regions for name in columns.regions], dtype=bool)
         stages.append(
@@ -97,13 +97,15 @@ def _stages(context: Context, columns: CatalogColumns) -> list[_Stage]:
     return stages
 
 
-def _per_value(codes: IntArray, names: tuple[str, ...], check: Callable[[str], Verdict]) -> list[_Stage]:
-    """A rule whose verdict depends on one coded column, evaluated once per distinct value."""
-    verdicts = [check(name) for name in names]
+def _per_value(
+    codes: IntArray, names: tuple[str, ...], check: Callable[[str], Rejection | None]
+) -> list[_Stage]:
+    """A rule whose outcome depends on one coded column, evaluated once per distinct value."""
+    outcomes = [check(name) for name in names]
     stages = []
-    for reason in dict.fromkeys(v[0] for v in verdicts if v is not None):
-        failing = np.asarray([v is not None and v[0] == reason for v in verdicts], dtype=bool)
-        details = [v[1] if v is not None else "" for v in verdicts]
+    for reason in dict.fromkeys(r.reason for r in outcomes if r is not None):
+        failing = np.asarray([r is not None and r.reason == reason for r in outcomes], dtype=bool)
+        details = [r.detail if r is not None else "" for r in outcomes]
         stages.append(_Stage(failing[codes], reason, _lookup(details, codes)))
     return stages
 
@@ -157,36 +159,33 @@ def eligible_hardware(
     for entry in sorted(context.snapshot.accelerators.values(), key=lambda e: e.id):
         if entry.kind not in kinds:
             continue
-        verdict = hardware_verdict(entry, kind, context)
-        if verdict is None:
+        rejection = hardware_verdict(entry, kind, context)
+        if rejection is None:
             kept.append(entry)
         else:
-            reason, detail = verdict
-            context.book.reject(reason, f"{kind.value} {entry.id}: {detail}", candidates_per_entry)
+            context.book.record(rejection, f"{kind.value} {entry.id}", candidates_per_entry)
     return kept
 
 
-_FAILURE_ORDER = (
-    Fit.MISSES_LATENCY_TARGET,
-    Fit.UNSPECIFIED_HARDWARE,
-    Fit.UNSUPPORTED_PRECISION,
-    Fit.DOES_NOT_FIT_MEMORY,
-    Fit.INVALID_LAYOUT,
+_FAILURE_ORDER = (  # (reason, invalid layout): closest to working first
+    (RejectReason.MISSES_LATENCY_TARGET, False),
+    (RejectReason.UNSPECIFIED_HARDWARE, False),
+    (RejectReason.UNSUPPORTED_PRECISION, False),
+    (RejectReason.DOES_NOT_FIT_MEMORY, False),
+    (RejectReason.DOES_NOT_FIT_MEMORY, True),
 )
 
 
-def sizing_failure(considered: list[ReplicaCapacity]) -> tuple[RejectReason, str]:
+def sizing_failure(considered: list[ReplicaCapacity]) -> Rejection:
     """The reason a set of replica sizes cannot serve: the failure closest to working (too slow
-    beats unknown spec beats too small), described for the largest replica tried."""
-    for verdict in _FAILURE_ORDER:
-        failing = [c for c in considered if c.verdict == verdict]
+    beats unknown spec beats too small beats a layout that cannot exist), described for the
+    largest replica tried."""
+    for reason, invalid_layout in _FAILURE_ORDER:
+        failing = [c for c in considered if c.verdict == reason and c.invalid_layout == invalid_layout]
         if failing:
             worst = max(failing, key=lambda c: c.accelerators)
-            reason = (
-                RejectReason.DOES_NOT_FIT_MEMORY if verdict == Fit.INVALID_LAYOUT else RejectReason(verdict)
-            )
-            return (
+            return Rejection(
                 reason,
                 f"{worst.accelerators} x {worst.accelerator_id} at {worst.precision.value}: {worst.detail}",
             )
-    return RejectReason.DOES_NOT_FIT_MEMORY, "no replica size fits in one instance"
+    return Rejection(RejectReason.DOES_NOT_FIT_MEMORY, "no replica size fits in one instance")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from wheretorun.engine.recommendation import RejectedGroup, RejectReason
+from wheretorun.engine.rules.rejection import Rejection
 
 __all__ = ["RejectionBook"]
 
@@ -23,25 +24,27 @@ class RejectionBook:
         self._counts: dict[RejectReason, int] = {}
         self._examples: dict[RejectReason, list[str]] = {}
 
-    def reject(self, reason: RejectReason | str, example: str, count: int = 1) -> None:
+    def reject(self, reason: RejectReason, example: str, count: int = 1) -> None:
         """Count `count` candidates rejected by `reason`, keeping `example` if the group still
         wants examples (build costly text only when `wants_example`)."""
         if count <= 0:
             return
-        key = RejectReason(reason)
-        self._counts[key] = self._counts.get(key, 0) + count
-        examples = self._examples.setdefault(key, [])
+        self._counts[reason] = self._counts.get(reason, 0) + count
+        examples = self._examples.setdefault(reason, [])
         if len(examples) < EXAMPLES_PER_GROUP:
             examples.append(example)
 
-    def add_count(self, reason: RejectReason | str, count: int) -> None:
+    def record(self, rejection: Rejection, subject: str, count: int = 1) -> None:
+        """Count `count` candidates rejected by `rejection`, described as `subject: detail`."""
+        self.reject(rejection.reason, f"{subject}: {rejection.detail}", count)
+
+    def add_count(self, reason: RejectReason, count: int) -> None:
         """Count `count` more candidates without an example."""
         if count > 0:
-            key = RejectReason(reason)
-            self._counts[key] = self._counts.get(key, 0) + count
-            self._examples.setdefault(key, [])
+            self._counts[reason] = self._counts.get(reason, 0) + count
+            self._examples.setdefault(reason, [])
 
-    def reject_rows(self, reason: RejectReason | str, rows: int, example: Callable[[int], str]) -> None:
+    def reject_rows(self, reason: RejectReason, rows: int, example: Callable[[int], str]) -> None:
         """Count `rows` candidates; `example(i)` describes the i-th when an example is wanted."""
         taken = 0
         while taken < rows and self.wants_example(reason):
@@ -49,11 +52,11 @@ class RejectionBook:
             taken += 1
         self.add_count(reason, rows - taken)
 
-    def wants_example(self, reason: RejectReason | str) -> bool:
-        return len(self._examples.get(RejectReason(reason), ())) < EXAMPLES_PER_GROUP
+    def wants_example(self, reason: RejectReason) -> bool:
+        return len(self._examples.get(reason, ())) < EXAMPLES_PER_GROUP
 
-    def count(self, reason: RejectReason | str) -> int:
-        return self._counts.get(RejectReason(reason), 0)
+    def count(self, reason: RejectReason) -> int:
+        return self._counts.get(reason, 0)
 
     @property
     def total(self) -> int:

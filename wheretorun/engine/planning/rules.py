@@ -1,6 +1,6 @@
 """The rules that reject a candidate before it is costed, in the order they apply.
 
-Each check returns None (the candidate passes) or `(reason, detail)`. Constraints read:
+Each check returns None (the candidate passes) or a `Rejection` (reason and detail). Constraints read:
 * `on_premises_only`: only owned and local hardware; hosted APIs and clouds break data residency.
 * `allowed_regions`: cloud offers outside them break data residency; hosted APIs publish no
   region, so they break it too; owned and local hardware are on premises and pass.
@@ -23,12 +23,12 @@ from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.precision import Precision, parse_precision
 from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.workload import Constraints, OptionKind
 
 __all__ = [
     "SERVING_PRECISIONS",
     "Context",
-    "Verdict",
     "accelerator_verdict",
     "hardware_verdict",
     "hosted_verdict",
@@ -40,8 +40,6 @@ __all__ = [
     "provider_verdict",
     "spec_verdict",
 ]
-
-Verdict = tuple[RejectReason, str] | None
 
 # Weight precisions tried for self-hosted serving: 16-bit, the two 8-bit formats, 4-bit AWQ.
 SERVING_PRECISIONS = (Precision.BF16, Precision.FP8, Precision.INT8, Precision.AWQ_INT4)
@@ -83,27 +81,27 @@ class Context:
         return 0 if floor is None else nominal_bits(parse_precision(floor, "constraints.min_precision"))
 
 
-def option_verdict(kind: OptionKind, constraints: Constraints) -> Verdict:
+def option_verdict(kind: OptionKind, constraints: Constraints) -> Rejection | None:
     if constraints.on_premises_only and kind in (OptionKind.HOSTED_API, OptionKind.CLOUD):
-        return RejectReason.VIOLATES_DATA_RESIDENCY, "data must stay on premises"
+        return Rejection(RejectReason.VIOLATES_DATA_RESIDENCY, "data must stay on premises")
     if constraints.allowed_options and kind not in constraints.allowed_options:
-        return RejectReason.VIOLATES_CONSTRAINT, f"option {kind.value} is not allowed"
+        return Rejection(RejectReason.VIOLATES_CONSTRAINT, f"option {kind.value} is not allowed")
     return None
 
 
-def provider_verdict(provider: str, constraints: Constraints) -> Verdict:
+def provider_verdict(provider: str, constraints: Constraints) -> Rejection | None:
     if constraints.allowed_providers and provider not in constraints.allowed_providers:
-        return RejectReason.VIOLATES_CONSTRAINT, f"provider {provider} is not allowed"
+        return Rejection(RejectReason.VIOLATES_CONSTRAINT, f"provider {provider} is not allowed")
     if provider in constraints.excluded_providers:
-        return RejectReason.VIOLATES_CONSTRAINT, f"provider {provider} is excluded"
+        return Rejection(RejectReason.VIOLATES_CONSTRAINT, f"provider {provider} is excluded")
     return None
 
 
-def accelerator_verdict(accelerator_id: str, constraints: Constraints) -> Verdict:
+def accelerator_verdict(accelerator_id: str, constraints: Constraints) -> Rejection | None:
     if constraints.allowed_accelerators and accelerator_id not in constraints.allowed_accelerators:
-        return RejectReason.VIOLATES_CONSTRAINT, f"accelerator {accelerator_id} is not allowed"
+        return Rejection(RejectReason.VIOLATES_CONSTRAINT, f"accelerator {accelerator_id} is not allowed")
     if accelerator_id in constraints.excluded_accelerators:
-        return RejectReason.VIOLATES_CONSTRAINT, f"accelerator {accelerator_id} is excluded"
+        return Rejection(RejectReason.VIOLATES_CONSTRAINT, f"accelerator {accelerator_id} is excluded")
     return None
 
 
@@ -111,38 +109,40 @@ def precision_allowed(precision: Precision, min_bits: int) -> bool:
     return nominal_bits(precision) >= min_bits
 
 
-def spec_verdict(entry: AcceleratorEntry | None, accelerator_id: str) -> Verdict:
+def spec_verdict(entry: AcceleratorEntry | None, accelerator_id: str) -> Rejection | None:
     if entry is None or entry.spec is None:
-        return (
+        return Rejection(
             RejectReason.UNSPECIFIED_HARDWARE,
             f"{accelerator_id}: the catalog lacks its memory, bandwidth or memory technology",
         )
     return None
 
 
-def hosted_verdict(price: ApiPriceOffer, context_tokens: int, context: Context) -> Verdict:
+def hosted_verdict(price: ApiPriceOffer, context_tokens: int, context: Context) -> Rejection | None:
     """Rules for a hosted-API price row that serves an acceptable model."""
     constraints = context.constraints
     verdict = option_verdict(OptionKind.HOSTED_API, constraints)
     if verdict is None and constraints.allowed_regions:
-        verdict = RejectReason.VIOLATES_DATA_RESIDENCY, "the hosted API does not say where it processes data"
+        verdict = Rejection(
+            RejectReason.VIOLATES_DATA_RESIDENCY, "the hosted API does not say where it processes data"
+        )
     verdict = verdict or provider_verdict(price.provider, constraints)
     if (
         verdict is None
         and price.context_window_tokens is not None
         and price.context_window_tokens < context_tokens
     ):
-        verdict = (
+        verdict = Rejection(
             RejectReason.EXCEEDS_CONTEXT_WINDOW,
             f"{context_tokens} tokens exceed its {price.context_window_tokens}-token window",
         )
     if verdict is None:
         missing = hosted.missing_price(price)
-        verdict = None if missing is None else (RejectReason.UNPRICED, missing)
+        verdict = None if missing is None else Rejection(RejectReason.UNPRICED, missing)
     return verdict
 
 
-def hardware_verdict(entry: AcceleratorEntry, kind: OptionKind, context: Context) -> Verdict:
+def hardware_verdict(entry: AcceleratorEntry, kind: OptionKind, context: Context) -> Rejection | None:
     """Rules for buying `entry` as owned servers or a local card."""
     allowed_kinds = OWNED_KINDS if kind == OptionKind.OWNED else LOCAL_KINDS
     verdict = option_verdict(kind, context.constraints) or accelerator_verdict(entry.id, context.constraints)
@@ -152,28 +152,32 @@ def hardware_verdict(entry: AcceleratorEntry, kind: OptionKind, context: Context
             if entry.kind == "tpu"
             else f"a {entry.kind} part is not a {kind.value} option"
         )
-        verdict = RejectReason.UNSUPPORTED_OFFER, what
+        verdict = Rejection(RejectReason.UNSUPPORTED_OFFER, what)
     verdict = verdict or spec_verdict(entry, entry.id)
     if verdict is None and entry.id not in context.snapshot.hardware_prices:
-        verdict = RejectReason.UNPRICED, f"no purchase price for {entry.id}"
+        verdict = Rejection(RejectReason.UNPRICED, f"no purchase price for {entry.id}")
     if verdict is None and entry.spec is not None and entry.spec.tdp_w is None:
-        verdict = RejectReason.UNSPECIFIED_HARDWARE, f"{entry.id} has no TDP: its power cannot be costed"
+        verdict = Rejection(
+            RejectReason.UNSPECIFIED_HARDWARE, f"{entry.id} has no TDP: its power cannot be costed"
+        )
     return verdict
 
 
-def money_verdict(usd_per_month: float, capex_usd: float, constraints: Constraints) -> Verdict:
+def money_verdict(usd_per_month: float, capex_usd: float, constraints: Constraints) -> Rejection | None:
     """`over_budget` above `max_usd_per_month`, `over_capex` above `max_capex_usd`."""
     if constraints.max_usd_per_month is not None and usd_per_month > constraints.max_usd_per_month:
-        return (
+        return Rejection(
             RejectReason.OVER_BUDGET,
             f"${usd_per_month:,.0f} a month > ${constraints.max_usd_per_month:,.0f}",
         )
     if constraints.max_capex_usd is not None and capex_usd > constraints.max_capex_usd:
-        return RejectReason.OVER_CAPEX, f"capex ${capex_usd:,.0f} > ${constraints.max_capex_usd:,.0f}"
+        return Rejection(
+            RejectReason.OVER_CAPEX, f"capex ${capex_usd:,.0f} > ${constraints.max_capex_usd:,.0f}"
+        )
     return None
 
 
-def lead_time_verdict(assumptions: Assumptions) -> Verdict:
+def lead_time_verdict(assumptions: Assumptions) -> Rejection | None:
     if assumptions.hardware_lead_time_months >= assumptions.horizon_months:
-        return RejectReason.MISSES_DEADLINE, "the hardware arrives after the planning horizon ends"
+        return Rejection(RejectReason.MISSES_DEADLINE, "the hardware arrives after the planning horizon ends")
     return None

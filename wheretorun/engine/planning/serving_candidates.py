@@ -49,6 +49,7 @@ from wheretorun.engine.planning.rules import (
 )
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.workload import InferenceWorkload, OptionKind
 
 __all__ = ["ServingCandidates", "serving_candidates"]
@@ -103,10 +104,10 @@ def _hosted(
 ) -> None:
     priced: list[tuple[CostedCandidate, ApiPriceOffer, str]] = []
     for price, model_id in rows:
-        verdict = hosted_verdict(price, demand.tokens_per_request, context)
+        rejection = hosted_verdict(price, demand.tokens_per_request, context)
         result.evaluated += 1
-        if verdict is not None:
-            context.book.reject(verdict[0], f"{hosted.label(price)}: {verdict[1]}")
+        if rejection is not None:
+            context.book.record(rejection, hosted.label(price))
             continue
         priced.append((hosted.serving_plan(price, model_id, demand, context.assumptions), price, model_id))
     result.plans.extend(plan for plan, _, _ in priced)
@@ -201,11 +202,9 @@ def _cloud(
         for precision in precisions:
             layout, considered = cloud.choose_layout(capacities, accelerator_id, size, precision)
             if layout is None:
-                reason, detail = sizing_failure(considered) if considered else _no_spec(accelerator_id)
-                first = table.offers[int(rows[0])]
-                book.reject(
-                    reason,
-                    f"{offer_name(first)}: {detail}",
+                book.record(
+                    sizing_failure(considered) if considered else _no_spec(accelerator_id),
+                    offer_name(table.offers[int(rows[0])]),
                     len(rows) * len(cloud.SERVING_MODES),
                 )
                 result.evaluated += len(rows) * len(cloud.SERVING_MODES)
@@ -262,8 +261,8 @@ def _cloud(
     return lambda head: cloud.serving_plan(offer, mode, layout, model.model_id, head, a)
 
 
-def _no_spec(accelerator_id: str) -> tuple[RejectReason, str]:
-    return RejectReason.UNSPECIFIED_HARDWARE, f"{accelerator_id}: no spec to size a replica"
+def _no_spec(accelerator_id: str) -> Rejection:
+    return Rejection(RejectReason.UNSPECIFIED_HARDWARE, f"{accelerator_id}: no spec to size a replica")
 
 
 def _keep_cloud_plans(
@@ -400,17 +399,18 @@ def _owned(
         for order, precision in enumerate(precisions):
             result.evaluated += 1
             if lead is not None:
-                book.reject(lead[0], f"owned {entry.id}: {lead[1]}")
+                book.record(lead, f"owned {entry.id}")
                 continue
             layout, considered = choose_server_layout(capacities, entry.id, server_size(entry, a), precision)
             if layout is None:
-                reason, detail = sizing_failure(considered) if considered else _no_spec(entry.id)
-                book.reject(reason, f"owned {entry.id}: {detail}")
+                book.record(
+                    sizing_failure(considered) if considered else _no_spec(entry.id), f"owned {entry.id}"
+                )
                 continue
             sizing = owned_sizing(entry, price, tdp, layout, demand, a, bridge)
-            verdict = money_verdict(sizing.total_usd / demand.months, sizing.capex_usd, context.constraints)
-            if verdict is not None:
-                book.reject(verdict[0], f"owned {entry.id} at {precision.value}: {verdict[1]}")
+            over = money_verdict(sizing.total_usd / demand.months, sizing.capex_usd, context.constraints)
+            if over is not None:
+                book.record(over, f"owned {entry.id} at {precision.value}")
                 continue
             sized.append((sizing.total_usd, order, sizing, layout))
         if sized:
@@ -461,8 +461,9 @@ def _local(
             result.evaluated += 1
             capacity = capacities.get((entry.id, 1, precision))
             if capacity is None or not capacity.ok:
-                reason, detail = sizing_failure([capacity]) if capacity else _no_spec(entry.id)
-                book.reject(reason, f"local {entry.id}: {detail}")
+                book.record(
+                    sizing_failure([capacity]) if capacity else _no_spec(entry.id), f"local {entry.id}"
+                )
                 continue
             price = context.snapshot.hardware_prices[entry.id]
             plan = local_plan(entry, price, _tdp(entry), capacity, model.model_id, demand, a)

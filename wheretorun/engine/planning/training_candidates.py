@@ -18,12 +18,13 @@ from wheretorun.engine.costs.arrays import IntArray
 from wheretorun.engine.costs.candidate import CostedCandidate
 from wheretorun.engine.costs.cloud import JOB_MODES, CloudMode, committed_months, offer_label
 from wheretorun.engine.costs.owned import server_size
-from wheretorun.engine.costs.training_jobs import JobFailure, TrainingJob, fastest_job, year_limit_hours
+from wheretorun.engine.costs.training_jobs import TrainingJob, fastest_job, year_limit_hours
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.planning.cloud_table import ModeHours, OfferTable, choose_cheapest
 from wheretorun.engine.planning.offers import eligible_hardware, eligible_offers, offer_name
 from wheretorun.engine.planning.rules import Context, lead_time_verdict
 from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.specs import AcceleratorSpec, ModelArchitecture
 from wheretorun.engine.workload import OptionKind, TrainingWorkload
 
@@ -88,7 +89,7 @@ def _cloud(
     offers = eligible_offers(context, len(TRAINING_MODES))
     table = offers.table
     limits = _limits(workload, context)
-    jobs: list[dict[str, TrainingJob | JobFailure]] = []
+    jobs: list[dict[str, TrainingJob | Rejection]] = []
     row_offer: list[IntArray] = []
     row_key: list[IntArray] = []
     evaluated = 0
@@ -111,14 +112,10 @@ def _cloud(
                 for name, limit in limits.items()
             }
             hourly = sized["hourly"]
-            if isinstance(hourly, JobFailure) and not network:
+            if isinstance(hourly, Rejection) and not network:
                 hourly = _no_cluster_network(hourly)
-            if isinstance(hourly, JobFailure) and hourly.reason != RejectReason.MISSES_DEADLINE:
-                book.reject(
-                    hourly.reason,
-                    f"{offer_name(table.offers[int(rows[0])])}: {hourly.detail}",
-                    len(rows) * len(TRAINING_MODES),
-                )
+            if isinstance(hourly, Rejection) and hourly.reason != RejectReason.MISSES_DEADLINE:
+                book.record(hourly, offer_name(table.offers[int(rows[0])]), len(rows) * len(TRAINING_MODES))
                 evaluated += len(rows) * len(TRAINING_MODES)
                 continue
             row_offer.append(rows)
@@ -168,12 +165,12 @@ def _by_network(table: OfferTable, rows: IntArray) -> dict[float | None, IntArra
     return {network: np.asarray(found, dtype=np.int64) for network, found in out.items()}
 
 
-def _no_cluster_network(rejection: JobFailure) -> JobFailure:
+def _no_cluster_network(rejection: Rejection) -> Rejection:
     """One instance cannot hold or finish the job, and the instance type has no cluster network
     to join several into one job."""
     if rejection.reason not in (RejectReason.DOES_NOT_FIT_MEMORY, RejectReason.MISSES_DEADLINE):
         return rejection
-    return JobFailure(
+    return Rejection(
         RejectReason.NO_CLUSTER_NETWORK,
         f"one instance is not enough ({rejection.detail}) and the instance type publishes no cluster "
         "network to join several into one job",
@@ -181,7 +178,7 @@ def _no_cluster_network(rejection: JobFailure) -> JobFailure:
 
 
 def _mode_hours(
-    mode: CloudMode, jobs: list[dict[str, TrainingJob | JobFailure]], runs: float, context: Context
+    mode: CloudMode, jobs: list[dict[str, TrainingJob | Rejection]], runs: float, context: Context
 ) -> ModeHours:
     """Instance-hours each sized job pays in `mode` over the horizon (NaN: misses its limit)."""
     a = context.assumptions
@@ -196,7 +193,7 @@ def _mode_hours(
 
     def detail(key: int) -> str:
         job = jobs[key][_limit_of(mode)]
-        return job.detail if isinstance(job, JobFailure) else ""
+        return job.detail if isinstance(job, Rejection) else ""
 
     return ModeHours(mode, hours, RejectReason.MISSES_DEADLINE, detail)
 
@@ -210,12 +207,12 @@ def _owned(
     plans = []
     for entry in eligible_hardware(context, OptionKind.OWNED, 1):
         if lead is not None:
-            book.reject(lead[0], f"owned {entry.id}: {lead[1]}")
+            book.record(lead, f"owned {entry.id}")
             continue
         spec = _spec(context, entry.id)
         job = fastest_job(model, spec, workload, server_size(entry, a), limit, a, context.efficiency)
-        if isinstance(job, JobFailure):
-            book.reject(job.reason, f"owned {entry.id}: {job.detail}")
+        if isinstance(job, Rejection):
+            book.record(job, f"owned {entry.id}")
             continue
         assert spec.tdp_w is not None, "hardware rules keep accelerators with a TDP only"
         price = context.snapshot.hardware_prices[entry.id]
@@ -234,8 +231,8 @@ def _local(model: ModelArchitecture, workload: TrainingWorkload, context: Contex
     for entry in eligible_hardware(context, OptionKind.LOCAL, 1):
         spec = _spec(context, entry.id)
         job = fastest_job(model, spec, workload, 1, limit, a, context.efficiency, max_units=1)
-        if isinstance(job, JobFailure):
-            book.reject(job.reason, f"local {entry.id}: {job.detail}")
+        if isinstance(job, Rejection):
+            book.record(job, f"local {entry.id}")
             continue
         assert spec.tdp_w is not None, "hardware rules keep accelerators with a TDP only"
         price = context.snapshot.hardware_prices[entry.id]
