@@ -6,13 +6,14 @@ import dataclasses
 
 import pytest
 
-from tests.unit.recommend_catalog import GPT_4O, TOGETHER_70B, VERTEX_8B_UNPRICED, snapshot
-from wheretorun.engine import DEFAULT_EFFICIENCY
+from tests.unit.recommend_catalog import GPT_4O, TOGETHER_70B, VERTEX_8B_UNPRICED
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.costs import hosted
 from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
-from wheretorun.engine.planning.rules import Context, hosted_verdict
 from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.rules import missing_price
+from wheretorun.engine.rules.first_failing import hosted_row
+from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.workload import BatchWorkload, Constraints, InferenceWorkload
 
 ASSUMPTIONS = Assumptions(hosted_staff_usd_per_month=0.0, horizon_months=12)
@@ -66,16 +67,16 @@ def test_the_batch_tier_needs_a_deadline_of_its_completion_window(deadline: floa
 
 
 def test_a_missing_price_is_rejected_as_unpriced_never_free() -> None:
-    context = Context(Constraints(), ASSUMPTIONS, snapshot(), efficiency=DEFAULT_EFFICIENCY)
-    assert hosted.missing_price(VERTEX_8B_UNPRICED) == "no input or output token price"
+    assert missing_price.hosted_tokens(VERTEX_8B_UNPRICED) == Rejection(
+        RejectReason.UNPRICED, "no input or output token price"
+    )
     only_output = dataclasses.replace(GPT_4O, output_usd_per_million_tokens=None)
-    verdict = hosted_verdict(only_output, 1200, context)
-    assert verdict is not None
-    assert verdict.reason == RejectReason.UNPRICED
+    rejection = hosted_row(only_output, 1200, Constraints())
+    assert rejection is not None
+    assert rejection.reason == RejectReason.UNPRICED
 
 
 def test_a_request_longer_than_the_context_window_is_rejected() -> None:
-    context = Context(Constraints(), ASSUMPTIONS, snapshot(), efficiency=DEFAULT_EFFICIENCY)
-    verdict = hosted_verdict(GPT_4O, 200_000, context)
-    assert verdict is not None
-    assert verdict.reason == RejectReason.EXCEEDS_CONTEXT_WINDOW
+    rejection = hosted_row(GPT_4O, 200_000, Constraints())
+    assert rejection is not None
+    assert rejection.reason == RejectReason.EXCEEDS_CONTEXT_WINDOW

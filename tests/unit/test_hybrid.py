@@ -14,7 +14,7 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.costs.candidate import CostedCandidate, Line
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.hybrid import BaseOption, BurstOption, HybridInputs, solve_hybrid
-from wheretorun.engine.planning.rules import Context
+from wheretorun.engine.planning.context import Context
 from wheretorun.engine.planning.serving_candidates import serving_candidates
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import Constraints, InferenceWorkload, OptionKind

@@ -146,7 +146,7 @@ def test_a_missing_price_never_produces_a_free_option(workload: Workload, catalo
 def _best_repriceable(workload: InferenceWorkload) -> list[CostedCandidate]:
     """The pure plans recommend() compares in its break-even, as the cost models build them."""
     from wheretorun.engine import DEFAULT_EFFICIENCY
-    from wheretorun.engine.planning.rules import Context
+    from wheretorun.engine.planning.context import Context
     from wheretorun.engine.planning.serving_candidates import serving_candidates
 
     candidates = serving_candidates(

@@ -41,6 +41,7 @@ from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.rules import hardware_spec, latency_target, memory_fit, precision_support
 from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.specs import AcceleratorSpec, ModelArchitecture
 from wheretorun.engine.sweep import SweepGrid, SweepResult, sweep_inference
@@ -148,13 +149,9 @@ class _Request:
         return sweep_inference(grid, self.efficiency)
 
     def meets(self, result: SweepResult) -> BoolArray:
-        """Fits in memory and meets both targets (an unknown TTFT never meets a TTFT target)."""
-        ok = result.fits.copy()
-        if self.ttft_ms is not None:
-            ok &= np.nan_to_num(result.ttft_ms, nan=np.inf) <= self.ttft_ms
-        if self.tpot_ms is not None:
-            ok &= np.nan_to_num(result.tpot_ms, nan=np.inf) <= self.tpot_ms
-        return np.asarray(ok, dtype=bool)
+        """Fits in memory (memory_fit.py) and meets both targets (latency_target.py)."""
+        within = latency_target.meets_targets(result.ttft_ms, result.tpot_ms, self.ttft_ms, self.tpot_ms)
+        return np.asarray(result.fits & within, dtype=bool)
 
 
 def serving_capacities(
@@ -284,23 +281,12 @@ def _layout_problem(request: _Request, configs: _Configs, row: int) -> Rejection
     spec = request.accelerators[configs.accelerator[row]]
     size = int(configs.size[row])
     runs = _runs(request, configs, row)
-    unsupported = spec.serving_problem(runs)
-    if unsupported is not None:
-        return Rejection(RejectReason.UNSUPPORTED_PRECISION, unsupported)
-    no_peak = spec.compute_peak_problem(runs)
-    if no_peak is not None:
-        return Rejection(RejectReason.UNSPECIFIED_HARDWARE, no_peak)
-    heads = request.model.attention_heads
-    if heads % size:
-        return Rejection(
-            RejectReason.DOES_NOT_FIT_MEMORY, f"{size} does not divide the model's {heads} attention heads"
-        )
-    if size > 1 and spec.interconnect_gb_s is None:
-        return Rejection(
-            RejectReason.UNSPECIFIED_HARDWARE,
-            f"{spec.name} publishes no interconnect bandwidth for tensor parallelism",
-        )
-    return None
+    return (
+        precision_support.serving(spec, runs)
+        or hardware_spec.compute_peak(spec, runs)
+        or memory_fit.replica_layout(size, request.model.attention_heads)
+        or hardware_spec.interconnect(spec, size)
+    )
 
 
 def _unusable(key: tuple[str, int, Precision], runs: Precision, problem: Rejection) -> ReplicaCapacity:
@@ -465,22 +451,13 @@ def _why_not(request: _Request, configs: _Configs, row: int, first: SweepResult)
     """Why a valid layout cannot serve: memory or latency (an unknown compute peak was caught in
     `_layout_problem`)."""
     spec = request.accelerators[configs.accelerator[row]]
-    size = int(configs.size[row])
-    if not bool(first.fits[row]):
-        needed, available = float(first.total_gb[row]), float(first.available_gb[row])
-        return Rejection(
-            RejectReason.DOES_NOT_FIT_MEMORY,
-            f"needs {needed:.1f} GB, {size} x {spec.name} leave {available:.1f} GB "
-            f"(short by {needed - available:.1f} GB)",
-        )
-    return Rejection(RejectReason.MISSES_LATENCY_TARGET, _latency_detail(request, first, row))
-
-
-def _latency_detail(request: _Request, first: SweepResult, row: int) -> str:
-    parts = []
-    ttft, tpot = float(first.ttft_ms[row]), float(first.tpot_ms[row])
-    if request.ttft_ms is not None and ttft > request.ttft_ms:
-        parts.append(f"TTFT {ttft:.0f} ms > {request.ttft_ms:g} ms")
-    if request.tpot_ms is not None and tpot > request.tpot_ms:
-        parts.append(f"TPOT {tpot:.1f} ms > {request.tpot_ms:g} ms")
-    return "even one request at a time: " + ", ".join(parts) if parts else "no concurrency meets the targets"
+    memory = memory_fit.replica_memory(
+        bool(first.fits[row]),
+        float(first.total_gb[row]),
+        float(first.available_gb[row]),
+        int(configs.size[row]),
+        spec.name,
+    )
+    return memory or latency_target.misses_targets(
+        float(first.ttft_ms[row]), float(first.tpot_ms[row]), request.ttft_ms, request.tpot_ms
+    )

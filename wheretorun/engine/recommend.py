@@ -40,7 +40,7 @@ from wheretorun.engine.explain import rationale
 from wheretorun.engine.hybrid import HybridSolution, solve_hybrid
 from wheretorun.engine.money import rounded
 from wheretorun.engine.planning.batch_candidates import batch_candidates
-from wheretorun.engine.planning.rules import Context, money_verdict
+from wheretorun.engine.planning.context import Context
 from wheretorun.engine.planning.serving_candidates import serving_candidates
 from wheretorun.engine.planning.training_candidates import training_candidates
 from wheretorun.engine.recommendation import (
@@ -49,8 +49,9 @@ from wheretorun.engine.recommendation import (
     HybridPart,
     PlanOption,
     Recommendation,
-    RejectReason,
 )
+from wheretorun.engine.rules.budget import budget
+from wheretorun.engine.rules.suspect_price import candidates_snapshot, suspect_price
 from wheretorun.engine.volume_break_even import volume_break_even
 from wheretorun.engine.workload import (
     BatchWorkload,
@@ -82,7 +83,7 @@ def recommend(
     """Ranked, costed, explained options for `workload`, and the candidates rejected on the way.
     When nothing is feasible (and `explain_infeasible`), each constraint is relaxed alone to name
     the ones that bind and the cheapest option relaxing each would admit."""
-    context = Context(constraints, assumptions, _usable(snapshot, workload, constraints), efficiency)
+    context = Context(constraints, assumptions, candidates_snapshot(snapshot, constraints), efficiency)
     _count_suspect(snapshot, workload, constraints, context)
     found = _candidates(workload, context)
     ranked = _ranked(_within_budgets(found.plans, workload, context))
@@ -123,17 +124,6 @@ def _hosted_models(workload: Workload) -> set[str]:
     return set() if isinstance(workload, TrainingWorkload) else set(workload.models)
 
 
-def _usable(snapshot: CatalogSnapshot, workload: Workload, constraints: Constraints) -> CatalogSnapshot:
-    """The snapshot the candidates come from: with the suspect prices only when asked for."""
-    if not constraints.include_suspect_prices:
-        return snapshot
-    return dataclasses.replace(
-        snapshot,
-        cloud_offers=snapshot.cloud_offers + snapshot.suspect_cloud_offers,
-        api_prices=snapshot.api_prices + snapshot.suspect_api_prices,
-    )
-
-
 def _count_suspect(
     snapshot: CatalogSnapshot, workload: Workload, constraints: Constraints, context: Context
 ) -> None:
@@ -149,19 +139,14 @@ def _count_suspect(
                 "as a risk"
             )
         return
-    offers = snapshot.suspect_cloud_offers
-    context.book.reject_rows(
-        RejectReason.SUSPECT_PRICE,
-        len(hosted),
-        lambda i: f"{hosted[i].provider} {hosted[i].model_id}: {hosted[i].suspect_reason}",
-    )
-    context.book.reject_rows(
-        RejectReason.SUSPECT_PRICE,
-        len(offers),
-        lambda i: (
-            f"{offers[i].provider} {offers[i].instance_type} {offers[i].region}: {offers[i].suspect_reason}"
-        ),
-    )
+    for price in hosted:
+        rejection = suspect_price(price.suspect_reason, constraints)
+        if rejection is not None:
+            context.book.record(rejection, f"{price.provider} {price.model_id}")
+    for offer in snapshot.suspect_cloud_offers:
+        rejection = suspect_price(offer.suspect_reason, constraints)
+        if rejection is not None:
+            context.book.record(rejection, f"{offer.provider} {offer.instance_type} {offer.region}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +199,7 @@ def _within_budgets(
 ) -> list[CostedCandidate]:
     kept = []
     for plan in plans:
-        rejection = money_verdict(_budget_usd(plan, workload), plan.capex_usd, context.constraints)
+        rejection = budget(_budget_usd(plan, workload), plan.capex_usd, context.constraints)
         if rejection is None:
             kept.append(plan)
         else:

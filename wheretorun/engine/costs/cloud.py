@@ -50,6 +50,7 @@ from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
 from wheretorun.engine.costs.staff import staff_lines
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import Setup
+from wheretorun.engine.rules.spot_fallback import spot_fallback
 from wheretorun.engine.workload import OptionKind
 
 _PriceT = TypeVar("_PriceT", float, FloatArray)
@@ -335,7 +336,7 @@ def serving_plan(
     if price is None:
         return None
     fallback = _spot_fallback(offer, mode, layout, demand, assumptions, hosted_usd_per_request)
-    if mode.pricing == "spot" and fallback is None:
+    if spot_fallback(mode.pricing, fallback_priced=fallback is not None) is not None:
         return None
     capacity = layout.capacity
     planned = np.asarray([capacity.requests_per_s * assumptions.target_utilisation])

@@ -19,7 +19,7 @@ from wheretorun.engine.costs.staff import staff_lines
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import OptionKind
 
-__all__ = ["batch_plan", "label", "missing_price", "serving_plan", "usd_per_request", "uses_batch_tier"]
+__all__ = ["batch_plan", "label", "serving_plan", "usd_per_request", "uses_batch_tier"]
 
 _MILLION = 1e6
 
@@ -28,21 +28,8 @@ def label(price: ApiPriceOffer) -> str:
     return f"{price.provider} {price.model_id}"
 
 
-def missing_price(price: ApiPriceOffer) -> str | None:
-    """Why the row cannot be costed, or None. A missing price is never taken as free."""
-    missing = [
-        name
-        for name, value in (
-            ("input", price.input_usd_per_million_tokens),
-            ("output", price.output_usd_per_million_tokens),
-        )
-        if value is None
-    ]
-    return f"no {' or '.join(missing)} token price" if missing else None
-
-
 def _usd(value: Decimal | None) -> float:
-    assert value is not None, "rows without a price are rejected by missing_price() first"
+    assert value is not None, "rows without a price are rejected first (rules/missing_price.py)"
     return float(value)
 
 

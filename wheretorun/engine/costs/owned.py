@@ -46,6 +46,7 @@ from wheretorun.engine.costs.finance import CapitalSchedule, capital_schedule
 from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, staff_lines
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import Setup
+from wheretorun.engine.rules.local_capacity import one_stream
 from wheretorun.engine.workload import OptionKind
 
 __all__ = [
@@ -347,8 +348,7 @@ def local_plan(
 ) -> CostedCandidate | None:
     """One local card serving one user; None when the peak needs more than one stream."""
     a = assumptions
-    planned = capacity.single_stream_rps * a.target_utilisation
-    if planned <= 0 or demand.peak_rps > planned:
+    if one_stream(capacity.single_stream_rps, demand.peak_rps, a.target_utilisation) is not None:
         return None
     card = price.usd_per_accelerator
     schedule = capital_schedule(

@@ -52,6 +52,7 @@ from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import RejectReason, Setup
+from wheretorun.engine.rules import deadline, hardware_spec, memory_fit, precision_support
 from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.specs import AcceleratorSpec, ModelArchitecture
 from wheretorun.engine.training_setting import TrainingSetting, best_setting, fewest_for_any
@@ -114,10 +115,10 @@ def fastest_job(
     `internode_gb_s` is the cluster network between instances, per accelerator."""
     precision = _mixed_precision(spec)
     if precision is None:
-        return Rejection(RejectReason.UNSUPPORTED_PRECISION, spec.training_problem(Precision.BF16) or "")
-    no_peak = spec.compute_peak_problem(precision)
+        return precision_support.training(spec)
+    no_peak = hardware_spec.compute_peak(spec, precision)
     if no_peak is not None:
-        return Rejection(RejectReason.UNSPECIFIED_HARDWARE, no_peak)
+        return no_peak
     method = TrainingMethod(workload.method)
     try:
         minimum = fewest_for_any(
@@ -126,11 +127,7 @@ def fastest_job(
     except InvalidSpec as error:
         return Rejection(RejectReason.UNSPECIFIED_HARDWARE, error.reason)
     if minimum is None:
-        return Rejection(
-            RejectReason.DOES_NOT_FIT_MEMORY,
-            f"{spec.name}: no setting fits even fully sharded (ZeRO-1..3, recomputation, "
-            "tensor-parallel within a node, micro-batch 1)",
-        )
+        return memory_fit.training_setting(spec.name)
     units = max(math.ceil(minimum / unit_size), 1)
     most = assumptions.max_accelerators_per_job // unit_size
     if max_units is not None:
@@ -168,15 +165,8 @@ def fastest_job(
             best_hours = min(best_hours, hours)
         units *= 2
     if not fitted:
-        return Rejection(
-            RejectReason.DOES_NOT_FIT_MEMORY,
-            f"needs {minimum} x {spec.name} to hold the job; at most {most * unit_size} allowed",
-        )
-    return Rejection(
-        RejectReason.MISSES_DEADLINE,
-        f"the fastest run on at most {most * unit_size} x {spec.name} takes {best_hours:,.1f} h "
-        f"> {limit_hours:,.1f} h allowed (every setting searched)",
-    )
+        return memory_fit.training_holds(minimum, most * unit_size, spec.name)
+    return deadline.training_run(most * unit_size, spec.name, best_hours, limit_hours)
 
 
 def _mixed_precision(spec: AcceleratorSpec) -> Precision | None:

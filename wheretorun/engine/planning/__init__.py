@@ -6,6 +6,8 @@ training_candidates.py  a training or fine-tuning job: cloud, owned, local
 acceptable_models.py    which models a workload accepts, and how each can run
 offers.py               cloud offers and hardware that pass the offer-level rules
 cloud_table.py          every eligible cloud offer x pricing mode priced at once (numpy)
-rules.py                the rules that reject a candidate before it is costed
+context.py              what one recommendation reads (Context) and the precisions tried
 rejections.py           rejected candidates counted per rule
+
+The rules that reject a candidate live in engine/rules/, one module per rule.
 """

@@ -19,16 +19,13 @@ from wheretorun.engine.costs.cloud import JOB_MODES, Layout
 from wheretorun.engine.costs.demand import BatchDemand
 from wheretorun.engine.planning.acceptable_models import SelfHosted, acceptable_models
 from wheretorun.engine.planning.cloud_table import Choice, ModeHours, OfferTable, choose_cheapest
+from wheretorun.engine.planning.context import SERVING_PRECISIONS, Context
 from wheretorun.engine.planning.offers import EligibleOffers, eligible_offers, offer_name, sizing_failure
-from wheretorun.engine.planning.rules import (
-    LOCAL_KINDS,
-    OWNED_KINDS,
-    SERVING_PRECISIONS,
-    Context,
-    hosted_verdict,
-    precision_allowed,
-)
 from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.rules import deadline, first_failing
+from wheretorun.engine.rules.constraints import precision_floor
+from wheretorun.engine.rules.offer_support import LOCAL_KINDS, OWNED_KINDS
+from wheretorun.engine.rules.one_off_job import purchase_for_one_job
 from wheretorun.engine.workload import BatchWorkload
 
 __all__ = ["batch_candidates"]
@@ -46,7 +43,7 @@ def batch_candidates(workload: BatchWorkload, context: Context) -> tuple[list[Co
     context_tokens = demand.input_tokens_per_request + demand.output_tokens_per_request
     for price, model_id in models.hosted_rows:
         evaluated += 1
-        rejection = hosted_verdict(price, context_tokens, context)
+        rejection = first_failing.hosted_row(price, context_tokens, context.constraints)
         if rejection is None:
             plans.append(hosted.batch_plan(price, model_id, demand, context.assumptions))
         else:
@@ -67,19 +64,15 @@ def _reject_purchases(context: Context, models: int) -> None:
         for entry in context.snapshot.accelerators.values()
         if entry.kind in OWNED_KINDS | LOCAL_KINDS and entry.id in context.snapshot.hardware_prices
     ]
-    context.book.reject(
-        RejectReason.ONE_OFF_JOB,
-        "owned and local hardware: buying hardware for one batch job is not costed; describe recurring "
-        "work as an inference or training workload",
-        len(bought) * models * len(SERVING_PRECISIONS),
-    )
+    one_off = purchase_for_one_job()
+    context.book.reject(one_off.reason, one_off.detail, len(bought) * models * len(SERVING_PRECISIONS))
 
 
 def _cloud(
     model: SelfHosted, demand: BatchDemand, offers: EligibleOffers, context: Context
 ) -> tuple[list[CostedCandidate], int]:
     a, book, table = context.assumptions, context.book, offers.table
-    precisions = [p for p in SERVING_PRECISIONS if precision_allowed(p, context.min_bits)]
+    precisions = [p for p in SERVING_PRECISIONS if precision_floor(p, context.constraints) is None]
     rows_per_precision = len(table.offers) * len(JOB_MODES)
     book.reject(
         RejectReason.VIOLATES_CONSTRAINT,
@@ -149,11 +142,9 @@ def _mode_hours(
             hours[key] = job[2]
 
     def detail(key: int) -> str:
-        layout = layouts[key]
-        return (
-            f"more than {context.assumptions.max_accelerators_per_job} accelerators of "
-            f"{layout.capacity.accelerator_id} needed to finish in {demand.deadline_hours:g} h"
-        )
+        accelerator_id = layouts[key].capacity.accelerator_id
+        limit = context.assumptions.max_accelerators_per_job
+        return deadline.batch_deadline(limit, accelerator_id, demand.deadline_hours).detail
 
     return ModeHours(mode, hours, RejectReason.MISSES_DEADLINE, detail)
 

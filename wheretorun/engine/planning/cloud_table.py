@@ -23,6 +23,9 @@ from wheretorun.engine.costs.arrays import BoolArray, FloatArray, IntArray
 from wheretorun.engine.costs.cloud import CloudMode, reserved_rate, spot_price, whole_accelerators
 from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.rules.budget import OVER_MONTHLY_BUDGET
+from wheretorun.engine.rules.missing_price import HOST_VM, mode_price
+from wheretorun.engine.rules.reserved_term import no_term
 
 __all__ = ["CatalogColumns", "Choice", "ModeHours", "OfferTable", "catalog_columns", "choose_cheapest"]
 
@@ -234,19 +237,14 @@ def _count(
     """Count this mode's rejected rows by reason (the first failing rule decides)."""
     unpriced = np.isnan(prices)
     incomplete = unpriced & table.incomplete()[row_offer]
-    missing = f"no {spec.mode.pricing.replace('_', '-')} price"
-    if spec.mode.reserved:
-        missing += (
-            " (the provider publishes no commitment term in the catalog; give "
-            "assumptions.reserved_discounts_by_provider to plan one)"
-        )
+    missing = no_term(spec.mode.pricing) if spec.mode.reserved else mode_price(spec.mode.pricing)
     infeasible = ~unpriced & np.isnan(hours)
     over = ~unpriced & ~infeasible & ~_within(totals, cap)
     for mask, reason, why in (
-        (incomplete, RejectReason.INCOMPLETE_PRICE, "GPU-only price; no host VM price"),
-        (unpriced & ~incomplete, RejectReason.UNPRICED, missing),
+        (incomplete, HOST_VM.reason, HOST_VM.detail),
+        (unpriced & ~incomplete, missing.reason, missing.detail),
         (infeasible, spec.reason, ""),
-        (over, RejectReason.OVER_BUDGET, "over the monthly budget"),
+        (over, OVER_MONTHLY_BUDGET.reason, OVER_MONTHLY_BUDGET.detail),
     ):
         rows = np.flatnonzero(mask)
 

@@ -17,17 +17,11 @@ from wheretorun.engine.capacity import ReplicaCapacity
 from wheretorun.engine.catalog import AcceleratorEntry, CloudOffer
 from wheretorun.engine.costs.arrays import BoolArray, IntArray
 from wheretorun.engine.planning.cloud_table import CatalogColumns, OfferTable, catalog_columns
-from wheretorun.engine.planning.rules import (
-    LOCAL_KINDS,
-    OWNED_KINDS,
-    Context,
-    accelerator_verdict,
-    hardware_verdict,
-    option_verdict,
-    provider_verdict,
-    spec_verdict,
-)
+from wheretorun.engine.planning.context import Context
 from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.rules import constraints as limits
+from wheretorun.engine.rules import data_residency, first_failing, hardware_spec, offer_support
+from wheretorun.engine.rules.offer_support import LOCAL_KINDS, OWNED_KINDS
 from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.workload import OptionKind
 
@@ -62,39 +56,38 @@ def _stages(context: Context, columns: CatalogColumns) -> list[_Stage]:
     Per-value verdicts (a provider, an accelerator) are computed once per distinct value."""
     constraints = context.constraints
     stages = []
-    option = option_verdict(OptionKind.CLOUD, constraints)
+    option = first_failing.option(OptionKind.CLOUD, constraints)
     if option is not None:
         stages.append(
             _Stage(np.ones(len(columns.offers), dtype=bool), option.reason, _constant(option.detail))
         )
-    if constraints.allowed_regions:
-        allowed = np.asarray([name in constraints.allowed_regions for name in columns.regions], dtype=bool)
-        stages.append(
-            _Stage(
-                ~allowed[columns.region],
-                RejectReason.VIOLATES_DATA_RESIDENCY,
-                lambda i: f"region {columns.offers[i].region} is not allowed",
-            )
-        )
+    specs = context.snapshot.accelerators
     for codes, names, check in (
-        (columns.provider, columns.providers, lambda name: provider_verdict(name, constraints)),
-        (columns.accelerator, columns.accelerator_ids, lambda name: accelerator_verdict(name, constraints)),
+        (columns.region, columns.regions, lambda name: data_residency.cloud_region(name, constraints)),
+        (columns.provider, columns.providers, lambda name: limits.provider(name, constraints)),
+        (columns.accelerator, columns.accelerator_ids, lambda name: limits.accelerator(name, constraints)),
     ):
         stages.extend(_per_value(codes, names, check))
     stages.append(
         _Stage(
-            columns.accelerators == 0,
+            columns.accelerators == 0,  # costs/cloud.whole_accelerators: no whole accelerator
             RejectReason.UNSUPPORTED_OFFER,
-            lambda i: f"{columns.offers[i].accelerator_count} of a GPU: GPU slices are not modelled",
+            lambda i: _detail(offer_support.gpu_slice(columns.offers[i].accelerator_count)),
         )
     )
-    specs = context.snapshot.accelerators
     stages.extend(
         _per_value(
-            columns.accelerator, columns.accelerator_ids, lambda name: spec_verdict(specs.get(name), name)
+            columns.accelerator,
+            columns.accelerator_ids,
+            lambda name: hardware_spec.spec(specs.get(name), name),
         )
     )
     return stages
+
+
+def _detail(rejection: Rejection | None) -> str:
+    assert rejection is not None, "the stage's mask and its rule agree"
+    return rejection.detail
 
 
 def _per_value(
@@ -159,7 +152,8 @@ def eligible_hardware(
     for entry in sorted(context.snapshot.accelerators.values(), key=lambda e: e.id):
         if entry.kind not in kinds:
             continue
-        rejection = hardware_verdict(entry, kind, context)
+        priced = entry.id in context.snapshot.hardware_prices
+        rejection = first_failing.hardware(entry, kind, context.constraints, priced)
         if rejection is None:
             kept.append(entry)
         else:

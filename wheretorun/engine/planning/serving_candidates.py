@@ -32,6 +32,7 @@ from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF
 from wheretorun.engine.hybrid import BaseOption, BurstOption, HybridInputs
 from wheretorun.engine.planning.acceptable_models import SelfHosted, acceptable_models
 from wheretorun.engine.planning.cloud_table import Choice, ModeHours, OfferTable, choose_cheapest
+from wheretorun.engine.planning.context import SERVING_PRECISIONS, Context
 from wheretorun.engine.planning.offers import (
     EligibleOffers,
     eligible_hardware,
@@ -39,17 +40,12 @@ from wheretorun.engine.planning.offers import (
     offer_name,
     sizing_failure,
 )
-from wheretorun.engine.planning.rules import (
-    SERVING_PRECISIONS,
-    Context,
-    hosted_verdict,
-    lead_time_verdict,
-    money_verdict,
-    precision_allowed,
-)
 from wheretorun.engine.precision import Precision
-from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.rules import context_window, deadline, first_failing, hardware_spec, local_capacity
+from wheretorun.engine.rules.budget import budget
+from wheretorun.engine.rules.constraints import precision_floor
 from wheretorun.engine.rules.rejection import Rejection
+from wheretorun.engine.rules.spot_fallback import spot_fallback
 from wheretorun.engine.workload import InferenceWorkload, OptionKind
 
 __all__ = ["ServingCandidates", "serving_candidates"]
@@ -104,7 +100,7 @@ def _hosted(
 ) -> None:
     priced: list[tuple[CostedCandidate, ApiPriceOffer, str]] = []
     for price, model_id in rows:
-        rejection = hosted_verdict(price, demand.tokens_per_request, context)
+        rejection = first_failing.hosted_row(price, demand.tokens_per_request, context.constraints)
         result.evaluated += 1
         if rejection is not None:
             context.book.record(rejection, hosted.label(price))
@@ -121,13 +117,14 @@ def _hosted(
 # ---- self-hosted --------------------------------------------------------------------------------
 
 
-def _precisions(context: Context, reject: Callable[[Precision], None]) -> list[Precision]:
+def _precisions(context: Context, reject: Callable[[Rejection, Precision], None]) -> list[Precision]:
     allowed = []
     for precision in SERVING_PRECISIONS:
-        if precision_allowed(precision, context.min_bits):
+        below = precision_floor(precision, context.constraints)
+        if below is None:
             allowed.append(precision)
         else:
-            reject(precision)
+            reject(below, precision)
     return allowed
 
 
@@ -143,22 +140,13 @@ def _self_hosted(
     book = context.book
     modes = len(cloud.SERVING_MODES)
     candidates = len(offers.table.offers) * modes + len(owned) + len(local)
-    if demand.tokens_per_request > model.architecture.max_context:
-        book.reject(
-            RejectReason.EXCEEDS_CONTEXT_WINDOW,
-            f"{model.model_id}: {demand.tokens_per_request} tokens exceed its "
-            f"{model.architecture.max_context}-token context",
-            candidates * len(SERVING_PRECISIONS),
-        )
+    too_long = context_window.model_context(demand.tokens_per_request, model.architecture.max_context)
+    if too_long is not None:
+        book.record(too_long, model.model_id, candidates * len(SERVING_PRECISIONS))
         return
 
-    def floor_rejection(precision: Precision) -> None:
-        book.reject(
-            RejectReason.VIOLATES_CONSTRAINT,
-            f"{model.model_id} at {precision.value}: "
-            f"below the precision floor {context.constraints.min_precision}",
-            candidates,
-        )
+    def floor_rejection(below: Rejection, precision: Precision) -> None:
+        book.record(below, f"{model.model_id} at {precision.value}", candidates)
 
     precisions = _precisions(context, floor_rejection)
     entries = {entry.id: entry for entry in (*owned, *local)}
@@ -203,7 +191,9 @@ def _cloud(
             layout, considered = cloud.choose_layout(capacities, accelerator_id, size, precision)
             if layout is None:
                 book.record(
-                    sizing_failure(considered) if considered else _no_spec(accelerator_id),
+                    sizing_failure(considered)
+                    if considered
+                    else hardware_spec.no_spec_to_size(accelerator_id),
                     offer_name(table.offers[int(rows[0])]),
                     len(rows) * len(cloud.SERVING_MODES),
                 )
@@ -243,13 +233,10 @@ def _cloud(
         plan = cloud.serving_plan(
             offer, choice.mode, layouts[choice.key], model.model_id, demand, a, hosted_per_request
         )
-        if plan is None and choice.mode.pricing == "spot" and choice.offer not in refused:
+        no_fallback = spot_fallback(choice.mode.pricing, fallback_priced=False) if plan is None else None
+        if no_fallback is not None and choice.offer not in refused:
             refused.add(choice.offer)
-            book.reject(
-                RejectReason.NO_SPOT_FALLBACK,
-                f"{cloud.offer_label(offer, choice.mode)}: no on-demand price and no hosted API to fall "
-                "back on when spot capacity is reclaimed",
-            )
+            book.record(no_fallback, cloud.offer_label(offer, choice.mode))
         return plan
 
     _keep_cloud_plans(choices, table.group, plan_of, result)
@@ -259,10 +246,6 @@ def _cloud(
         return None
     offer, mode, layout = table.offers[on_demand.offer], on_demand.mode, layouts[on_demand.key]
     return lambda head: cloud.serving_plan(offer, mode, layout, model.model_id, head, a)
-
-
-def _no_spec(accelerator_id: str) -> Rejection:
-    return Rejection(RejectReason.UNSPECIFIED_HARDWARE, f"{accelerator_id}: no spec to size a replica")
 
 
 def _keep_cloud_plans(
@@ -391,7 +374,7 @@ def _owned(
     of each accelerator that meets the budgets becomes a plan (the others cost more on the same
     hardware and would be deduplicated from the ranking anyway)."""
     a, book = context.assumptions, context.book
-    lead = lead_time_verdict(a)
+    lead = deadline.lead_time(a.hardware_lead_time_months, a.horizon_months)
     bases: list[BaseOption] = []
     for entry in entries:
         price, tdp = context.snapshot.hardware_prices[entry.id], _tdp(entry)
@@ -404,11 +387,12 @@ def _owned(
             layout, considered = choose_server_layout(capacities, entry.id, server_size(entry, a), precision)
             if layout is None:
                 book.record(
-                    sizing_failure(considered) if considered else _no_spec(entry.id), f"owned {entry.id}"
+                    sizing_failure(considered) if considered else hardware_spec.no_spec_to_size(entry.id),
+                    f"owned {entry.id}",
                 )
                 continue
             sizing = owned_sizing(entry, price, tdp, layout, demand, a, bridge)
-            over = money_verdict(sizing.total_usd / demand.months, sizing.capex_usd, context.constraints)
+            over = budget(sizing.total_usd / demand.months, sizing.capex_usd, context.constraints)
             if over is not None:
                 book.record(over, f"owned {entry.id} at {precision.value}")
                 continue
@@ -441,8 +425,8 @@ def _owned_base(
 
 
 def _tdp(entry: AcceleratorEntry) -> float:
-    assert entry.spec is not None, "hardware_verdict checked the spec"
-    assert entry.spec.tdp_w is not None, "hardware_verdict checked the TDP"
+    assert entry.spec is not None, "first_failing.hardware checked the spec"
+    assert entry.spec.tdp_w is not None, "first_failing.hardware checked the TDP"
     return entry.spec.tdp_w
 
 
@@ -462,17 +446,17 @@ def _local(
             capacity = capacities.get((entry.id, 1, precision))
             if capacity is None or not capacity.ok:
                 book.record(
-                    sizing_failure([capacity]) if capacity else _no_spec(entry.id), f"local {entry.id}"
+                    sizing_failure([capacity]) if capacity else hardware_spec.no_spec_to_size(entry.id),
+                    f"local {entry.id}",
                 )
+                continue
+            too_busy = local_capacity.one_stream(
+                capacity.single_stream_rps, demand.peak_rps, a.target_utilisation
+            )
+            if too_busy is not None:
+                book.record(too_busy, f"local {entry.id} at {capacity.precision.value}")
                 continue
             price = context.snapshot.hardware_prices[entry.id]
             plan = local_plan(entry, price, _tdp(entry), capacity, model.model_id, demand, a)
-            if plan is None:
-                book.reject(
-                    RejectReason.EXCEEDS_LOCAL_CAPACITY,
-                    f"local {entry.id} at {capacity.precision.value}: one request at a time serves "
-                    f"{capacity.single_stream_rps * a.target_utilisation * 3600:,.0f} requests/h, "
-                    f"the peak hour needs {demand.peak_rps * 3600:,.0f}",
-                )
-                continue
+            assert plan is not None, "local_capacity.one_stream admitted it"
             result.plans.append(plan)

@@ -21,9 +21,11 @@ from wheretorun.engine.costs.owned import server_size
 from wheretorun.engine.costs.training_jobs import TrainingJob, fastest_job, year_limit_hours
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.planning.cloud_table import ModeHours, OfferTable, choose_cheapest
+from wheretorun.engine.planning.context import Context
 from wheretorun.engine.planning.offers import eligible_hardware, eligible_offers, offer_name
-from wheretorun.engine.planning.rules import Context, lead_time_verdict
 from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.rules import deadline
+from wheretorun.engine.rules.cluster_network import single_instance
 from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.specs import AcceleratorSpec, ModelArchitecture
 from wheretorun.engine.workload import OptionKind, TrainingWorkload
@@ -113,7 +115,7 @@ def _cloud(
             }
             hourly = sized["hourly"]
             if isinstance(hourly, Rejection) and not network:
-                hourly = _no_cluster_network(hourly)
+                hourly = single_instance(hourly)
             if isinstance(hourly, Rejection) and hourly.reason != RejectReason.MISSES_DEADLINE:
                 book.record(hourly, offer_name(table.offers[int(rows[0])]), len(rows) * len(TRAINING_MODES))
                 evaluated += len(rows) * len(TRAINING_MODES)
@@ -165,18 +167,6 @@ def _by_network(table: OfferTable, rows: IntArray) -> dict[float | None, IntArra
     return {network: np.asarray(found, dtype=np.int64) for network, found in out.items()}
 
 
-def _no_cluster_network(rejection: Rejection) -> Rejection:
-    """One instance cannot hold or finish the job, and the instance type has no cluster network
-    to join several into one job."""
-    if rejection.reason not in (RejectReason.DOES_NOT_FIT_MEMORY, RejectReason.MISSES_DEADLINE):
-        return rejection
-    return Rejection(
-        RejectReason.NO_CLUSTER_NETWORK,
-        f"one instance is not enough ({rejection.detail}) and the instance type publishes no cluster "
-        "network to join several into one job",
-    )
-
-
 def _mode_hours(
     mode: CloudMode, jobs: list[dict[str, TrainingJob | Rejection]], runs: float, context: Context
 ) -> ModeHours:
@@ -203,7 +193,7 @@ def _owned(
 ) -> list[CostedCandidate]:
     a, book = context.assumptions, context.book
     limit = _limits(workload, context)["held"]
-    lead = lead_time_verdict(a)
+    lead = deadline.lead_time(a.hardware_lead_time_months, a.horizon_months)
     plans = []
     for entry in eligible_hardware(context, OptionKind.OWNED, 1):
         if lead is not None:
