@@ -13,14 +13,14 @@ import numpy as np
 
 from wheretorun.engine.capacity import serving_capacities
 from wheretorun.engine.costs import cloud, hosted
-from wheretorun.engine.costs.arrays import IntArray
 from wheretorun.engine.costs.candidate import CostedCandidate
 from wheretorun.engine.costs.cloud import JOB_MODES, Layout
 from wheretorun.engine.costs.demand import BatchDemand
 from wheretorun.engine.planning.acceptable_models import SelfHosted, acceptable_models
+from wheretorun.engine.planning.cloud_sizing import replica_layouts, size_offer_groups
 from wheretorun.engine.planning.cloud_table import Choice, ModeHours, OfferTable, choose_cheapest
 from wheretorun.engine.planning.context import SERVING_PRECISIONS, Context
-from wheretorun.engine.planning.offers import EligibleOffers, eligible_offers, offer_name, sizing_failure
+from wheretorun.engine.planning.offers import EligibleOffers, eligible_offers
 from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.rules import deadline, first_failing
 from wheretorun.engine.rules.constraints import precision_floor
@@ -94,32 +94,16 @@ def _cloud(
         tpot_ms=None,
         efficiency=context.efficiency,
     )
-    layouts: list[Layout] = []
-    row_offer: list[IntArray] = []
-    row_key: list[IntArray] = []
-    evaluated = 0
-    for (accelerator_id, size), rows in offers.by_size.items():
-        for precision in precisions:
-            layout, considered = cloud.choose_layout(capacities, accelerator_id, size, precision)
-            if layout is None:
-                book.record(
-                    sizing_failure(considered),
-                    offer_name(table.offers[int(rows[0])]),
-                    len(rows) * len(JOB_MODES),
-                )
-                evaluated += len(rows) * len(JOB_MODES)
-                continue
-            row_offer.append(rows)
-            row_key.append(np.full(len(rows), len(layouts), dtype=np.int64))
-            layouts.append(layout)
+    sized = size_offer_groups(table, replica_layouts(offers, capacities, precisions), book, len(JOB_MODES))
+    layouts = sized.sizings
     if not layouts:
-        return [], evaluated
+        return [], sized.rejected
     budget = context.constraints.max_usd_per_month
     months = max(1.0, demand.deadline_hours / _HOURS_PER_BUDGET_MONTH)
     choices, priced = choose_cheapest(
         table,
-        np.concatenate(row_offer),
-        np.concatenate(row_key),
+        sized.row_offer,
+        sized.row_key,
         [_mode_hours(mode, layouts, demand, context) for mode in JOB_MODES],
         fixed_usd=0.0,
         max_total_usd=None if budget is None else budget * months,
@@ -129,7 +113,7 @@ def _cloud(
             f"{cloud.offer_label(table.offers[offer], mode)} {layouts[key].capacity.precision.value}"
         ),
     )
-    return _plans(choices, table, layouts, model, demand, context), evaluated + priced
+    return _plans(choices, table, layouts, model, demand, context), sized.rejected + priced
 
 
 def _mode_hours(

@@ -17,7 +17,6 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import ReplicaCapacity, serving_capacities
 from wheretorun.engine.catalog import AcceleratorEntry, ApiPriceOffer
 from wheretorun.engine.costs import cloud, hosted
-from wheretorun.engine.costs.arrays import IntArray
 from wheretorun.engine.costs.candidate import CostedCandidate
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import (
@@ -31,17 +30,16 @@ from wheretorun.engine.costs.owned import (
 from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF
 from wheretorun.engine.hybrid import BaseOption, BurstOption, HybridInputs
 from wheretorun.engine.planning.acceptable_models import SelfHosted, acceptable_models
+from wheretorun.engine.planning.cloud_sizing import replica_layouts, size_offer_groups, unsized
 from wheretorun.engine.planning.cloud_table import Choice, ModeHours, OfferTable, choose_cheapest
 from wheretorun.engine.planning.context import SERVING_PRECISIONS, Context
 from wheretorun.engine.planning.offers import (
     EligibleOffers,
     eligible_hardware,
     eligible_offers,
-    offer_name,
-    sizing_failure,
 )
 from wheretorun.engine.precision import Precision
-from wheretorun.engine.rules import context_window, deadline, first_failing, hardware_spec, local_capacity
+from wheretorun.engine.rules import context_window, deadline, first_failing, local_capacity
 from wheretorun.engine.rules.budget import budget
 from wheretorun.engine.rules.constraints import precision_floor
 from wheretorun.engine.rules.rejection import Rejection
@@ -183,25 +181,11 @@ def _cloud(
     """Cloud plans; returns the rental that bridges an owned plan's lead time (the cheapest
     on-demand autoscaled plan), if any."""
     a, book, table = context.assumptions, context.book, offers.table
-    layouts: list[cloud.Layout] = []
-    row_offer: list[IntArray] = []
-    row_key: list[IntArray] = []
-    for (accelerator_id, size), rows in offers.by_size.items():
-        for precision in precisions:
-            layout, considered = cloud.choose_layout(capacities, accelerator_id, size, precision)
-            if layout is None:
-                book.record(
-                    sizing_failure(considered)
-                    if considered
-                    else hardware_spec.no_spec_to_size(accelerator_id),
-                    offer_name(table.offers[int(rows[0])]),
-                    len(rows) * len(cloud.SERVING_MODES),
-                )
-                result.evaluated += len(rows) * len(cloud.SERVING_MODES)
-                continue
-            row_offer.append(rows)
-            row_key.append(np.full(len(rows), len(layouts), dtype=np.int64))
-            layouts.append(layout)
+    sized = size_offer_groups(
+        table, replica_layouts(offers, capacities, precisions), book, len(cloud.SERVING_MODES)
+    )
+    result.evaluated += sized.rejected
+    layouts = sized.sizings
     if not layouts:
         return None
     planned = np.asarray([layout.capacity.requests_per_s * a.target_utilisation for layout in layouts])
@@ -210,8 +194,8 @@ def _cloud(
     budget = context.constraints.max_usd_per_month
     choices, priced = choose_cheapest(
         table,
-        np.concatenate(row_offer),
-        np.concatenate(row_key),
+        sized.row_offer,
+        sized.row_key,
         [ModeHours(mode, cloud.paid_hours(hours, mode, demand)) for mode in cloud.SERVING_MODES],
         fixed_usd=a.cloud_staff_usd_per_month * demand.months,
         max_total_usd=None if budget is None else budget * demand.months,
@@ -386,10 +370,7 @@ def _owned(
                 continue
             layout, considered = choose_server_layout(capacities, entry.id, server_size(entry, a), precision)
             if layout is None:
-                book.record(
-                    sizing_failure(considered) if considered else hardware_spec.no_spec_to_size(entry.id),
-                    f"owned {entry.id}",
-                )
+                book.record(unsized(considered, entry.id), f"owned {entry.id}")
                 continue
             sizing = owned_sizing(entry, price, tdp, layout, demand, a, bridge)
             over = budget(sizing.total_usd / demand.months, sizing.capex_usd, context.constraints)
@@ -445,10 +426,7 @@ def _local(
             result.evaluated += 1
             capacity = capacities.get((entry.id, 1, precision))
             if capacity is None or not capacity.ok:
-                book.record(
-                    sizing_failure([capacity]) if capacity else hardware_spec.no_spec_to_size(entry.id),
-                    f"local {entry.id}",
-                )
+                book.record(unsized([capacity] if capacity else [], entry.id), f"local {entry.id}")
                 continue
             too_busy = local_capacity.one_stream(
                 capacity.single_stream_rps, demand.peak_rps, a.target_utilisation

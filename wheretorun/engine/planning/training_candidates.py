@@ -9,6 +9,7 @@ Hosted fine-tuning is not a candidate: the catalog has no fine-tuning prices.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -20,9 +21,10 @@ from wheretorun.engine.costs.cloud import JOB_MODES, CloudMode, committed_months
 from wheretorun.engine.costs.owned import server_size
 from wheretorun.engine.costs.training_jobs import TrainingJob, fastest_job, year_limit_hours
 from wheretorun.engine.errors import InvalidSpec
+from wheretorun.engine.planning.cloud_sizing import size_offer_groups
 from wheretorun.engine.planning.cloud_table import ModeHours, OfferTable, choose_cheapest
 from wheretorun.engine.planning.context import Context
-from wheretorun.engine.planning.offers import eligible_hardware, eligible_offers, offer_name
+from wheretorun.engine.planning.offers import EligibleOffers, eligible_hardware, eligible_offers
 from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.rules import deadline
 from wheretorun.engine.rules.cluster_network import single_instance
@@ -91,46 +93,18 @@ def _cloud(
     offers = eligible_offers(context, len(TRAINING_MODES))
     table = offers.table
     limits = _limits(workload, context)
-    jobs: list[dict[str, TrainingJob | Rejection]] = []
-    row_offer: list[IntArray] = []
-    row_key: list[IntArray] = []
-    evaluated = 0
-    for (accelerator_id, size), group_rows in offers.by_size.items():
-        spec = _spec(context, accelerator_id)
-        for network, rows in _by_network(table, group_rows).items():
-            sized = {
-                name: fastest_job(
-                    model,
-                    spec,
-                    workload,
-                    size,
-                    limit,
-                    a,
-                    context.efficiency,
-                    max_units=None if network else 1,
-                    spot=name == "spot",
-                    internode_gb_s=network,
-                )
-                for name, limit in limits.items()
-            }
-            hourly = sized["hourly"]
-            if isinstance(hourly, Rejection) and not network:
-                hourly = single_instance(hourly)
-            if isinstance(hourly, Rejection) and hourly.reason != RejectReason.MISSES_DEADLINE:
-                book.record(hourly, offer_name(table.offers[int(rows[0])]), len(rows) * len(TRAINING_MODES))
-                evaluated += len(rows) * len(TRAINING_MODES)
-                continue
-            row_offer.append(rows)
-            row_key.append(np.full(len(rows), len(jobs), dtype=np.int64))
-            jobs.append(sized)
+    sized = size_offer_groups(
+        table, _job_groups(model, workload, context, offers, limits), book, len(TRAINING_MODES)
+    )
+    jobs = sized.sizings
     if not jobs:
-        return [], evaluated
+        return [], sized.rejected
     runs = workload.runs_per_year * a.years
     budget = context.constraints.max_usd_per_month
     choices, priced = choose_cheapest(
         table,
-        np.concatenate(row_offer),
-        np.concatenate(row_key),
+        sized.row_offer,
+        sized.row_key,
         [_mode_hours(mode, jobs, runs, context) for mode in TRAINING_MODES],
         fixed_usd=0.0,
         max_total_usd=None if budget is None else budget * a.horizon_months,
@@ -152,7 +126,47 @@ def _cloud(
         )
         if plan is not None:
             plans.append(plan)
-    return plans, evaluated + priced
+    return plans, sized.rejected + priced
+
+
+_Jobs = dict[str, TrainingJob | Rejection]  # the fastest job within each limit (`_limits`)
+
+
+def _job_groups(
+    model: ModelArchitecture,
+    workload: TrainingWorkload,
+    context: Context,
+    offers: EligibleOffers,
+    limits: dict[str, float],
+) -> Iterator[tuple[IntArray, _Jobs | Rejection]]:
+    """Training groups: each (accelerator, accelerators per instance) x cluster network, with the
+    fastest job within each limit, or why even the hourly limit cannot be met by adding instances
+    (a missed deadline is decided per pricing mode when priced)."""
+    for (accelerator_id, size), group_rows in offers.by_size.items():
+        spec = _spec(context, accelerator_id)
+        for network, rows in _by_network(offers.table, group_rows).items():
+            sized: _Jobs = {
+                name: fastest_job(
+                    model,
+                    spec,
+                    workload,
+                    size,
+                    limit,
+                    context.assumptions,
+                    context.efficiency,
+                    max_units=None if network else 1,
+                    spot=name == "spot",
+                    internode_gb_s=network,
+                )
+                for name, limit in limits.items()
+            }
+            hourly = sized["hourly"]
+            if isinstance(hourly, Rejection) and not network:
+                hourly = single_instance(hourly)
+            if isinstance(hourly, Rejection) and hourly.reason != RejectReason.MISSES_DEADLINE:
+                yield rows, hourly
+            else:
+                yield rows, sized
 
 
 def _by_network(table: OfferTable, rows: IntArray) -> dict[float | None, IntArray]:
@@ -167,9 +181,7 @@ def _by_network(table: OfferTable, rows: IntArray) -> dict[float | None, IntArra
     return {network: np.asarray(found, dtype=np.int64) for network, found in out.items()}
 
 
-def _mode_hours(
-    mode: CloudMode, jobs: list[dict[str, TrainingJob | Rejection]], runs: float, context: Context
-) -> ModeHours:
+def _mode_hours(mode: CloudMode, jobs: list[_Jobs], runs: float, context: Context) -> ModeHours:
     """Instance-hours each sized job pays in `mode` over the horizon (NaN: misses its limit)."""
     a = context.assumptions
     hours = np.full(len(jobs), np.nan)

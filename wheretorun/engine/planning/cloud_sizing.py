@@ -1,0 +1,83 @@
+"""The one cloud sizing step of inference, batch and training: size each group of eligible
+offers once, then hand the sized rows to the bulk pricing (cloud_table.choose_cheapest).
+
+A group is offer rows that share what the sizing depends on: the accelerator and accelerators
+per instance (offers.EligibleOffers.by_size), times the precision for serving and batch, times
+the cluster network for training. Each group is sized once; a group that cannot be sized counts
+every (row, pricing mode) as rejected under the rule that decided, with its first offer as the
+example. A sized group's rows point at its sizing (`row_key`), so every row is priced with the
+sizing of its group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+import numpy as np
+
+from wheretorun.engine.capacity import ReplicaCapacity
+from wheretorun.engine.costs.arrays import IntArray
+from wheretorun.engine.costs.cloud import Layout, choose_layout
+from wheretorun.engine.planning.cloud_table import OfferTable
+from wheretorun.engine.planning.offers import EligibleOffers, offer_name, sizing_failure
+from wheretorun.engine.planning.rejections import RejectionBook
+from wheretorun.engine.precision import Precision
+from wheretorun.engine.rules import hardware_spec
+from wheretorun.engine.rules.rejection import Rejection
+
+__all__ = ["CloudSizing", "replica_layouts", "size_offer_groups", "unsized"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class CloudSizing(Generic[T]):
+    """The sized groups: `sizings[k]` serves the table rows `row_offer[i]` where `row_key[i] == k`."""
+
+    sizings: list[T]
+    row_offer: IntArray
+    row_key: IntArray
+    rejected: int  # (row, pricing mode) candidates rejected while sizing
+
+
+def size_offer_groups(
+    table: OfferTable, groups: Iterable[tuple[IntArray, T | Rejection]], book: RejectionBook, modes: int
+) -> CloudSizing[T]:
+    """Keep each group's sizing, or count its rows x `modes` pricing modes as rejected."""
+    sizings: list[T] = []
+    row_offer: list[IntArray] = []
+    row_key: list[IntArray] = []
+    rejected = 0
+    for rows, sized in groups:
+        if isinstance(sized, Rejection):
+            book.record(sized, offer_name(table.offers[int(rows[0])]), len(rows) * modes)
+            rejected += len(rows) * modes
+            continue
+        row_offer.append(rows)
+        row_key.append(np.full(len(rows), len(sizings), dtype=np.int64))
+        sizings.append(sized)
+    if not sizings:
+        empty = np.zeros(0, dtype=np.int64)
+        return CloudSizing(sizings, empty, empty, rejected)
+    return CloudSizing(sizings, np.concatenate(row_offer), np.concatenate(row_key), rejected)
+
+
+def unsized(considered: list[ReplicaCapacity], accelerator_id: str) -> Rejection:
+    """Why no replica size was kept: the sizes tried (offers.sizing_failure), or no spec to try."""
+    return sizing_failure(considered) if considered else hardware_spec.no_spec_to_size(accelerator_id)
+
+
+def replica_layouts(
+    offers: EligibleOffers,
+    capacities: dict[tuple[str, int, Precision], ReplicaCapacity],
+    precisions: Iterable[Precision],
+) -> Iterator[tuple[IntArray, Layout | Rejection]]:
+    """Serving and batch groups: each (accelerator, accelerators per instance) x precision, with
+    the replica layout that serves most per instance (costs/cloud.choose_layout) or why none does."""
+    chosen = list(precisions)
+    for (accelerator_id, size), rows in offers.by_size.items():
+        for precision in chosen:
+            layout, considered = choose_layout(capacities, accelerator_id, size, precision)
+            yield rows, layout if layout is not None else unsized(considered, accelerator_id)
