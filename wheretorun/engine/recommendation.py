@@ -18,9 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.workload import OptionKind
+
+if TYPE_CHECKING:
+    from wheretorun.engine.catalog import ApiPriceOffer, CloudOffer
 
 __all__ = [
     "BindingConstraint",
@@ -91,6 +95,79 @@ class Setup:
     offer_ids: tuple[int, ...] = ()
     api_price_id: int | None = None
     hosted_model_id: str | None = None
+
+    @classmethod
+    def for_cloud(
+        cls,
+        model_id: str,
+        offer: CloudOffer,
+        *,
+        pricing_mode: str,
+        scaling: str,
+        instances: int,
+        accelerators: int,
+        accelerators_per_replica: int,
+        replicas: int,
+        precision: str,
+        serving_engine: str | None = None,
+    ) -> Setup:
+        """`instances` of a cloud `offer` (`accelerators` in all) in one pricing mode."""
+        return cls(
+            model_id=model_id,
+            accelerator_id=offer.accelerator_id,
+            accelerator_count=accelerators,
+            accelerators_per_replica=accelerators_per_replica,
+            replicas=replicas,
+            precision=precision,
+            serving_engine=serving_engine,
+            provider=offer.provider,
+            region=offer.region,
+            instance_type=offer.instance_type,
+            instance_count=instances,
+            pricing_mode=pricing_mode,
+            scaling=scaling,
+            offer_ids=(offer.id,),
+        )
+
+    @classmethod
+    def for_purchase(
+        cls,
+        model_id: str,
+        accelerator_id: str,
+        *,
+        scaling: str,
+        units: int,
+        accelerators: int,
+        accelerators_per_replica: int,
+        replicas: int,
+        precision: str,
+        serving_engine: str | None = None,
+    ) -> Setup:
+        """`units` servers or cards of `accelerator_id` (`accelerators` in all), bought."""
+        return cls(
+            model_id=model_id,
+            accelerator_id=accelerator_id,
+            accelerator_count=accelerators,
+            accelerators_per_replica=accelerators_per_replica,
+            replicas=replicas,
+            precision=precision,
+            serving_engine=serving_engine,
+            instance_count=units,
+            pricing_mode="purchase",
+            scaling=scaling,
+        )
+
+    @classmethod
+    def for_hosted(cls, model_id: str, price: ApiPriceOffer, pricing_mode: str) -> Setup:
+        """A hosted API's price row, paid per token (`pricing_mode` api or api_batch)."""
+        return cls(
+            model_id=model_id,
+            provider=price.provider,
+            pricing_mode=pricing_mode,
+            scaling="per_token",
+            api_price_id=price.id,
+            hosted_model_id=price.model_id,
+        )
 
 
 @dataclass(frozen=True, slots=True)

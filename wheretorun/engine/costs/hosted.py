@@ -39,17 +39,6 @@ def _cached_price(price: ApiPriceOffer) -> tuple[float, str]:
     return _usd(price.cached_input_usd_per_million_tokens), ""
 
 
-def _setup(price: ApiPriceOffer, model_id: str, mode: str) -> Setup:
-    return Setup(
-        model_id=model_id,
-        provider=price.provider,
-        pricing_mode=mode,
-        scaling="per_token",
-        api_price_id=price.id,
-        hosted_model_id=price.model_id,
-    )
-
-
 def _risks(price: ApiPriceOffer, latency_targets: bool) -> tuple[str, ...]:
     risks = [f"vendor concentration: all traffic depends on {price.provider}'s API, terms and prices"]
     if price.suspect_reason:
@@ -98,7 +87,7 @@ def serving_plan(
     return CostedCandidate(
         option=OptionKind.HOSTED_API,
         label=label(price),
-        setup=_setup(price, model_id, "api"),
+        setup=Setup.for_hosted(model_id, price, "api"),
         lines=tuple(lines),
         months=months,
         opex_usd_per_month=total / months,
@@ -145,7 +134,7 @@ def batch_plan(
     return CostedCandidate(
         option=OptionKind.HOSTED_API,
         label=label(price) + (" (batch)" if batch else ""),
-        setup=_setup(price, model_id, "api_batch" if batch else "api"),
+        setup=Setup.for_hosted(model_id, price, "api_batch" if batch else "api"),
         lines=lines,
         months=None,
         tokens=demand.total_tokens,

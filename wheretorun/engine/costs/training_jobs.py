@@ -26,7 +26,6 @@ Hosted fine-tuning is not offered: the catalog has no fine-tuning prices.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -198,17 +197,17 @@ def _runs(workload: TrainingWorkload, assumptions: Assumptions) -> float:
     return workload.runs_per_year * assumptions.years
 
 
-def _setup(model_id: str, entry_id: str, job: TrainingJob, pricing_mode: str, scaling: str) -> Setup:
-    return Setup(
-        model_id=model_id,
-        accelerator_id=entry_id,
-        accelerator_count=job.accelerators,
+def _purchase(model_id: str, accelerator_id: str, job: TrainingJob, scaling: str) -> Setup:
+    """Owned servers or a local card running one training job at a time (one model copy)."""
+    return Setup.for_purchase(
+        model_id,
+        accelerator_id,
+        scaling=scaling,
+        units=job.units,
+        accelerators=job.accelerators,
         accelerators_per_replica=job.accelerators,
         replicas=1,
         precision=job.precision.value,
-        instance_count=job.units,
-        pricing_mode=pricing_mode,
-        scaling=scaling,
     )
 
 
@@ -247,12 +246,16 @@ def cloud_training_plan(
     return CostedCandidate(
         option=OptionKind.CLOUD,
         label=offer_label(offer, mode),
-        setup=dataclasses.replace(
-            _setup(model_id, offer.accelerator_id, job, mode.pricing, mode.scaling),
-            provider=offer.provider,
-            region=offer.region,
-            instance_type=offer.instance_type,
-            offer_ids=(offer.id,),
+        setup=Setup.for_cloud(
+            model_id,
+            offer,
+            pricing_mode=mode.pricing,
+            scaling=mode.scaling,
+            instances=job.units,
+            accelerators=job.accelerators,
+            accelerators_per_replica=job.accelerators,
+            replicas=1,
+            precision=job.precision.value,
         ),
         lines=lines,
         months=assumptions.horizon_months,
@@ -372,7 +375,7 @@ def owned_training_plan(
     return CostedCandidate(
         option=OptionKind.OWNED,
         label=f"owned {servers} x {job.unit_size} x {entry.id} servers",
-        setup=_setup(model_id, entry.id, job, "purchase", "always_on"),
+        setup=_purchase(model_id, entry.id, job, "always_on"),
         lines=tuple(lines),
         months=a.horizon_months,
         capex_usd=capex,
@@ -437,7 +440,7 @@ def local_training_plan(
     return CostedCandidate(
         option=OptionKind.LOCAL,
         label=f"local {entry.id}",
-        setup=_setup(model_id, entry.id, job, "purchase", "job"),
+        setup=_purchase(model_id, entry.id, job, "job"),
         lines=lines,
         months=a.horizon_months,
         capex_usd=card,
