@@ -4,8 +4,9 @@
 
 1. Enumerate candidates for the workload kind (planning/serving_candidates.py,
    batch_candidates.py, training_candidates.py):
-   option x accelerator x count x precision x offer x pricing mode. Rules reject what cannot
-   run (memory, latency, deadline, constraints, missing prices) with the rule that decided;
+   option x accelerator x count x precision x offer x pricing mode. Rules (engine/rules/, one
+   module each) reject what cannot run (memory, latency, deadline, constraints, missing prices)
+   with the rule that decided;
    every remaining candidate is costed over the horizon (or the job).
 2. Budget rules: `over_budget` when the average month (the job, for a batch: its cost against
    the budget of the months it spans) costs more than `max_usd_per_month`; `over_capex` when
