@@ -12,7 +12,6 @@ from wheretorun.engine.catalog import CatalogSnapshot
 from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.precision import Precision
-from wheretorun.engine.rules import constraints as limits
 from wheretorun.engine.workload import Constraints
 
 __all__ = ["SERVING_PRECISIONS", "Context"]
@@ -31,7 +30,3 @@ class Context:
     efficiency: EfficiencyTable
     book: RejectionBook = field(default_factory=RejectionBook)
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def min_bits(self) -> int:
-        return limits.min_bits(self.constraints)
