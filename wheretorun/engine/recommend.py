@@ -51,7 +51,7 @@ from wheretorun.engine.recommendation import (
     PlanOption,
     Recommendation,
 )
-from wheretorun.engine.rules.budget import budget
+from wheretorun.engine.rules.budget import over_limits
 from wheretorun.engine.rules.suspect_price import candidates_snapshot, suspect_price
 from wheretorun.engine.volume_break_even import volume_break_even
 from wheretorun.engine.workload import (
@@ -200,7 +200,7 @@ def _within_budgets(
 ) -> list[CostedCandidate]:
     kept = []
     for plan in plans:
-        rejection = budget(_budget_usd(plan, workload), plan.capex_usd, context.constraints)
+        rejection = over_limits(_budget_usd(plan, workload), plan.capex_usd, context.constraints)
         if rejection is None:
             kept.append(plan)
         else:

@@ -40,7 +40,7 @@ from wheretorun.engine.planning.offers import (
 )
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.rules import context_window, deadline, first_failing, local_capacity
-from wheretorun.engine.rules.budget import budget
+from wheretorun.engine.rules.budget import over_limits
 from wheretorun.engine.rules.constraints import precision_floor
 from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.rules.spot_fallback import spot_fallback
@@ -373,7 +373,7 @@ def _owned(
                 book.record(unsized(considered, entry.id), f"owned {entry.id}")
                 continue
             sizing = owned_sizing(entry, price, tdp, layout, demand, a, bridge)
-            over = budget(sizing.total_usd / demand.months, sizing.capex_usd, context.constraints)
+            over = over_limits(sizing.total_usd / demand.months, sizing.capex_usd, context.constraints)
             if over is not None:
                 book.record(over, f"owned {entry.id} at {precision.value}")
                 continue

@@ -13,12 +13,12 @@ from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.workload import Constraints
 
-__all__ = ["OVER_MONTHLY_BUDGET", "budget"]
+__all__ = ["OVER_MONTHLY_BUDGET", "over_limits"]
 
 OVER_MONTHLY_BUDGET = Rejection(RejectReason.OVER_BUDGET, "over the monthly budget")  # a priced cloud row
 
 
-def budget(usd_per_month: float, capex_usd: float, constraints: Constraints) -> Rejection | None:
+def over_limits(usd_per_month: float, capex_usd: float, constraints: Constraints) -> Rejection | None:
     """`over_budget` above `max_usd_per_month`, then `over_capex` above `max_capex_usd`."""
     if constraints.max_usd_per_month is not None and usd_per_month > constraints.max_usd_per_month:
         return Rejection(
