@@ -24,6 +24,12 @@ from wheretorun.errors import InvalidInput, NotFound, PreconditionFailed, Precon
 from wheretorun.pricing.repositories import Page, PageRequest, contains_text
 from wheretorun.pricing.snapshot import SnapshotCache, catalog_version_in_force
 from wheretorun.scenarios import convert
+from wheretorun.scenarios.evaluation_schemas import (
+    ComparisonRead,
+    EvaluationRead,
+    SavedEvaluationRead,
+    evaluation_fields,
+)
 from wheretorun.scenarios.models import ScenarioRecord, ScenarioVersion
 from wheretorun.scenarios.recommended import finance_plan_for_option
 from wheretorun.scenarios.schemas import (
@@ -49,7 +55,6 @@ __all__ = [
     "Evaluated",
     "Expected",
     "analyse_body",
-    "analyses_dict",
     "check_analysis_work",
     "check_recommended_models",
     "check_scenario_size",
@@ -385,17 +390,14 @@ def _break_even(scenario: finance.Scenario, request: BreakEvenIn) -> finance.Bre
     )
 
 
-def analyses_dict(analyses: Analyses) -> dict[str, Any]:
-    result = convert.evaluation_dict(analyses.evaluation)
-    if analyses.monte_carlo is not None:
-        result["monte_carlo"] = convert.monte_carlo_dict(analyses.monte_carlo)
-    if analyses.sensitivity is not None:
-        result["sensitivity"] = convert.sensitivity_dict(analyses.sensitivity)
-    if analyses.break_even is not None:
-        result["break_even"] = convert.break_even_dict(analyses.break_even)
-    if analyses.buy_versus_rent is not None:
-        result["buy_versus_rent"] = convert.buy_versus_rent_dict(analyses.buy_versus_rent)
-    return result
+def _answer_fields(analyses: Analyses) -> dict[str, Any]:
+    return evaluation_fields(
+        analyses.evaluation,
+        monte_carlo=analyses.monte_carlo,
+        sensitivity=analyses.sensitivity,
+        break_even=analyses.break_even,
+        buy_versus_rent=analyses.buy_versus_rent,
+    )
 
 
 def analyse_body(
@@ -411,7 +413,7 @@ class Evaluated:
     """An evaluation: the raw results (for files and charts) and the JSON answer."""
 
     analyses: Analyses
-    result: dict[str, Any]
+    result: EvaluationRead
 
 
 def evaluate_body(
@@ -419,11 +421,11 @@ def evaluate_body(
 ) -> Evaluated:
     """Evaluate an unsaved scenario, priced as of its `as_of` (now when it has none)."""
     analyses = analyse_body(session, body, request, snapshots)
-    result = {
-        **analyses_dict(analyses),
-        "catalog_version": catalog_version_in_force(session, body.as_of),
-        "as_of": body.as_of,
-    }
+    result = EvaluationRead(
+        **_answer_fields(analyses),
+        catalog_version=catalog_version_in_force(session, body.as_of),
+        as_of=body.as_of,
+    )
     return Evaluated(analyses, result)
 
 
@@ -443,19 +445,19 @@ def evaluate_scenario(
     stored = saved_version(session, scenario_id, version)
     body = saved_body(stored)
     analyses = analyse_body(session, body, request, snapshots)
-    result = {
-        **analyses_dict(analyses),
-        "catalog_version": stored.catalog_version_id,
-        "as_of": body.as_of,
-        "scenario_id": scenario_id,
-        "version": stored.version,
-    }
+    result = SavedEvaluationRead(
+        **_answer_fields(analyses),
+        catalog_version=stored.catalog_version_id,
+        as_of=body.as_of,
+        scenario_id=scenario_id,
+        version=stored.version,
+    )
     return Evaluated(analyses, result)
 
 
 def compare_scenarios(
     session: Session, bodies: Sequence[tuple[str, ScenarioBody]], snapshots: SnapshotCache
-) -> dict[str, Any]:
+) -> ComparisonRead:
     """Every plan of every scenario side by side, deltas against the first."""
     check_recommended_models([body for _, body in bodies])
     results: list[finance.PlanResult] = []
@@ -468,7 +470,7 @@ def compare_scenarios(
     if len(results) < 2:
         raise InvalidInput("body.scenarios", "compare needs at least two plans in all")
     comparison = engine_call("body", lambda: finance.compare(results, labels))
-    return convert.comparison_dict(comparison)
+    return ComparisonRead.model_validate(comparison)
 
 
 def find_by_ids(session: Session, ids: Sequence[int]) -> list[ScenarioRecord]:

@@ -25,6 +25,7 @@ from wheretorun.fields import SAFE_INT_MAX, SAFE_INT_MIN
 from wheretorun.pricing.repositories import PageRequest
 from wheretorun.pricing.snapshot import SnapshotCache
 from wheretorun.scenarios import exports, service
+from wheretorun.scenarios.evaluation_schemas import ComparisonRead, EvaluationRead, SavedEvaluationRead
 from wheretorun.scenarios.models import ScenarioRecord
 from wheretorun.scenarios.schemas import (
     ANALYSES_EXAMPLE,
@@ -224,7 +225,14 @@ def list_scenarios(
     return PageRead(items=[_read(s) for s in page.items], total=page.total, limit=limit, offset=offset)
 
 
-@router.post("/evaluate", operation_id="evaluate_unsaved_scenario", responses=FILES, dependencies=READ)
+@router.post(
+    "/evaluate",
+    operation_id="evaluate_unsaved_scenario",
+    response_model=EvaluationRead,
+    response_model_exclude_unset=True,
+    responses=FILES,
+    dependencies=READ,
+)
 def evaluate_unsaved(
     session: SessionDep,
     request: Request,
@@ -254,8 +262,14 @@ def chart_unsaved(
     return Response(exports.chart_file(analyses, chart, fmt, plan), media_type=exports.MEDIA_TYPES[fmt])
 
 
-@router.post("/compare", operation_id="compare_scenarios", responses=ERRORS, dependencies=READ)
-def compare(session: SessionDep, request: Request, body: CompareRequest) -> dict[str, Any]:
+@router.post(
+    "/compare",
+    operation_id="compare_scenarios",
+    response_model=ComparisonRead,
+    responses=ERRORS,
+    dependencies=READ,
+)
+def compare(session: SessionDep, request: Request, body: CompareRequest) -> ComparisonRead:
     """Plans of two or more scenarios side by side, with deltas per cost line against the first."""
     bodies: list[tuple[str, ScenarioBody]] = []
     for scenario in service.find_by_ids(session, body.scenario_ids):
@@ -330,7 +344,14 @@ def get_version(session: SessionDep, scenario_id: RowId, version: RowId) -> Scen
     )
 
 
-@router.post("/{scenario_id}/evaluate", operation_id="evaluate_scenario", responses=FILES, dependencies=READ)
+@router.post(
+    "/{scenario_id}/evaluate",
+    operation_id="evaluate_scenario",
+    response_model=SavedEvaluationRead,
+    response_model_exclude_unset=True,
+    responses=FILES,
+    dependencies=READ,
+)
 def evaluate_saved(
     session: SessionDep,
     request: Request,
@@ -345,7 +366,10 @@ def evaluate_saved(
     evaluated = service.evaluate_scenario(
         session, scenario_id, analyses_request.version, analyses_request, _snapshots(request)
     )
-    filename = f"scenario-{scenario_id}-v{evaluated.result['version']}"
+    assert isinstance(evaluated.result, SavedEvaluationRead), (
+        "a saved scenario's evaluation names its version"
+    )
+    filename = f"scenario-{scenario_id}-v{evaluated.result.version}"
     return _table_or_json(evaluated, fmt, filename)
 
 
