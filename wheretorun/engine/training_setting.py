@@ -195,7 +195,17 @@ def fewest_for_any(
     per_node: int,
 ) -> int | None:
     """The fewest accelerators any setting fits on; None when no setting fits on any count."""
-    job = _Job(model, spec, method, precision, tokens, sequence_length, per_node)
+    return _fewest_for_any(
+        _Job(model, spec, method, precision, tokens, sequence_length, per_node), spec.usable_memory_gb
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _fewest_for_any(job: _Job, capacity_gb: float) -> int | None:
+    """`fewest_for_any`, remembered: a recommendation sizes every (accelerator, instance size)
+    for up to three time limits and several cluster networks, and the fewest accelerators depend
+    on none of those; the arguments are immutable values, so the memo changes timing only."""
+    model, per_node = job.model, job.per_node
     counts = []
     for tp in TENSOR_PARALLEL:
         if tp > per_node or model.attention_heads % tp:
@@ -203,7 +213,7 @@ def fewest_for_any(
         for stage in ZERO_STAGES:
             # the smallest micro-batch and recomputation need the least memory
             setting = TrainingSetting(True, stage, tp, 1)
-            count = fewest_accelerators(model, _config(job, tp, setting), spec.usable_memory_gb)
+            count = fewest_accelerators(model, _config(job, tp, setting), capacity_gb)
             if count is not None:
                 counts.append(count)
     return min(counts) if counts else None

@@ -63,6 +63,7 @@ __all__ = [
     "ReservedRate",
     "ServingHours",
     "batch_plan",
+    "catalog_reserved_rate",
     "choose_layout",
     "hourly_price",
     "offer_label",
@@ -208,6 +209,13 @@ def reserved_rate(offer: CloudOffer, term_years: int, assumptions: Assumptions) 
             f"({offer.source})",
             users=True,
         )
+    return catalog_reserved_rate(offer, term_years)
+
+
+def catalog_reserved_rate(offer: CloudOffer, term_years: int) -> ReservedRate | None:
+    """The committed price of `offer` from the catalog's own commitment term alone (what
+    `reserved_rate` gives when the request sets no discount); None without a term."""
+    on_demand = None if offer.on_demand_usd_per_hour is None else float(offer.on_demand_usd_per_hour)
     term = offer.commitment(12 * term_years)
     if term is None:
         return None

@@ -19,8 +19,9 @@ import numpy as np
 
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import CloudOffer
+from wheretorun.engine.cluster_network import cluster_network
 from wheretorun.engine.costs.arrays import BoolArray, FloatArray, IntArray
-from wheretorun.engine.costs.cloud import CloudMode, reserved_rate, spot_price, whole_accelerators
+from wheretorun.engine.costs.cloud import CloudMode, catalog_reserved_rate, spot_price, whole_accelerators
 from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.rules.budget import OVER_MONTHLY_BUDGET
@@ -44,6 +45,8 @@ class CatalogColumns:
     accelerator_count: FloatArray  # as published (fractional for slices)
     on_demand: FloatArray  # NaN: no price
     spot: FloatArray
+    reserved_1y: FloatArray  # the catalog's committed USD per instance-hour; NaN: no term
+    reserved_3y: FloatArray
     accelerator_only: BoolArray
     provider: IntArray
     providers: tuple[str, ...]
@@ -52,6 +55,7 @@ class CatalogColumns:
     accelerator: IntArray
     accelerator_ids: tuple[str, ...]
     group: IntArray  # one id per (accelerator, provider)
+    network: FloatArray  # cluster network GB/s per accelerator (cluster_network.py); NaN: none
 
 
 def _codes(values: Sequence[str]) -> tuple[IntArray, tuple[str, ...]]:
@@ -75,6 +79,8 @@ def _columns(offers: tuple[CloudOffer, ...]) -> CatalogColumns:
         accelerator_count=np.asarray([float(o.accelerator_count) for o in offers], dtype=np.float64),
         on_demand=np.asarray([_price(o.on_demand_usd_per_hour) for o in offers], dtype=np.float64),
         spot=np.asarray([_price(o.spot_usd_per_hour) for o in offers], dtype=np.float64),
+        reserved_1y=_catalog_reserved(offers, 1),
+        reserved_3y=_catalog_reserved(offers, 3),
         accelerator_only=np.asarray([o.accelerator_only for o in offers], dtype=bool),
         provider=provider,
         providers=providers,
@@ -83,7 +89,13 @@ def _columns(offers: tuple[CloudOffer, ...]) -> CatalogColumns:
         accelerator=accelerator,
         accelerator_ids=accelerator_ids,
         group=group,
+        network=np.asarray([_network(o) for o in offers], dtype=np.float64),
     )
+
+
+def _network(offer: CloudOffer) -> float:
+    network = cluster_network(offer.provider, offer.instance_type)
+    return math.nan if network is None else network.gb_s_per_accelerator(int(offer.accelerator_count))
 
 
 _RECENT: list[tuple[tuple[CloudOffer, ...], CatalogColumns]] = []
@@ -116,6 +128,7 @@ class OfferTable:
     reserved_1y: FloatArray  # committed USD per instance-hour (before the host VM); NaN: no term
     reserved_3y: FloatArray
     group: IntArray  # one id per (accelerator, provider)
+    network: FloatArray  # cluster network GB/s per accelerator; NaN: none
 
     @classmethod
     def select(cls, columns: CatalogColumns, rows: IntArray, assumptions: Assumptions) -> OfferTable:
@@ -133,9 +146,10 @@ class OfferTable:
             on_demand=columns.on_demand[rows],
             spot=columns.spot[rows],
             host_vm=np.asarray(host_vm, dtype=np.float64),
-            reserved_1y=_reserved(offers, 1, assumptions),
-            reserved_3y=_reserved(offers, 3, assumptions),
+            reserved_1y=_reserved(columns, rows, 1, assumptions),
+            reserved_3y=_reserved(columns, rows, 3, assumptions),
             group=columns.group[rows],
+            network=columns.network[rows],
         )
 
     def prices(self, mode: CloudMode, assumptions: Assumptions) -> FloatArray:
@@ -152,10 +166,27 @@ class OfferTable:
         return np.asarray(np.isnan(self.host_vm), dtype=bool)
 
 
-def _reserved(offers: Sequence[CloudOffer], term_years: int, assumptions: Assumptions) -> FloatArray:
-    """Committed USD per instance-hour of each offer (`cloud.reserved_rate`); NaN without a term."""
-    rates = (reserved_rate(offer, term_years, assumptions) for offer in offers)
+def _catalog_reserved(offers: Sequence[CloudOffer], term_years: int) -> FloatArray:
+    """The catalog's committed USD per instance-hour of each offer (`cloud.catalog_reserved_rate`);
+    NaN without a term."""
+    rates = (catalog_reserved_rate(offer, term_years) for offer in offers)
     return np.asarray([math.nan if r is None else r.usd_per_hour for r in rates], dtype=np.float64)
+
+
+def _reserved(
+    columns: CatalogColumns, rows: IntArray, term_years: int, assumptions: Assumptions
+) -> FloatArray:
+    """Committed USD per instance-hour of each row, as `cloud.reserved_rate`: the user's discount
+    off on-demand for a provider the request gives one for (NaN without an on-demand price), else
+    the catalog's term, taken from the catalog columns (computed once per catalog)."""
+    rates = (columns.reserved_1y if term_years == 1 else columns.reserved_3y)[rows]
+    providers = columns.provider[rows]
+    for code, provider in enumerate(columns.providers):
+        given = assumptions.reserved_discount(provider, term_years)
+        if given is not None:
+            mine = providers == code
+            rates[mine] = columns.on_demand[rows][mine] * (1 - given[0])
+    return rates
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from wheretorun.engine.cluster_network import cluster_network
 from wheretorun.engine.costs import training_jobs as costs
 from wheretorun.engine.costs.arrays import IntArray
 from wheretorun.engine.costs.candidate import CostedCandidate
@@ -173,11 +172,8 @@ def _by_network(table: OfferTable, rows: IntArray) -> dict[float | None, IntArra
     """A group's rows by the cluster network of their instance type (GB/s per accelerator; None
     for instances without a published one, which run single-instance jobs only)."""
     out: dict[float | None, list[int]] = {}
-    for row in rows:
-        offer = table.offers[int(row)]
-        network = cluster_network(offer.provider, offer.instance_type)
-        count = int(offer.accelerator_count)
-        out.setdefault(None if network is None else network.gb_s_per_accelerator(count), []).append(int(row))
+    for row, network in zip(rows.tolist(), table.network[rows].tolist(), strict=True):
+        out.setdefault(None if math.isnan(network) else network, []).append(row)
     return {network: np.asarray(found, dtype=np.int64) for network, found in out.items()}
 
 
