@@ -12,6 +12,7 @@ from wheretorun.engine.recommend import recommend
 from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.spot_reclaims import (
     batch_spot_hours,
+    poisson_quantile,
     serving_fallback,
     training_spot_hours,
 )
@@ -128,3 +129,22 @@ def test_a_multi_instance_training_job_needs_a_cluster_network() -> None:
     groups = {group.reason: group for group in result.rejected}
     assert RejectReason.NO_CLUSTER_NETWORK in groups
     assert any("gpu_8x_h100_sxm5" in example for example in groups[RejectReason.NO_CLUSTER_NETWORK].examples)
+
+
+def test_the_standby_quantile_is_scipys_poisson_quantile() -> None:
+    from scipy.stats import poisson
+
+    # hand-checked: P(X <= 0 | mu = 0.001) = 0.999; P(X <= 3 | mu = 1) = 0.981 < 0.99 <= P(X <= 4) = 0.996
+    assert poisson_quantile(0.99, 0.0) == 0
+    assert poisson_quantile(0.99, 0.001) == 0
+    assert poisson_quantile(0.99, 1.0) == 4
+    means = [0.0, 1e-12, *(k / 997 for k in range(1, 20_000, 7)), 123.4, 5_000.0]
+    for q in (0.5, 0.9, 0.99, 0.999):
+        assert [poisson_quantile(q, mu) for mu in means] == [int(poisson.ppf(q, mu)) for mu in means]
+
+
+@given(st.floats(min_value=0.0, max_value=1e4), st.floats(min_value=0.001, max_value=0.999))
+def test_the_poisson_quantile_agrees_with_scipy_stats(mu: float, q: float) -> None:
+    from scipy.stats import poisson
+
+    assert poisson_quantile(q, mu) == int(poisson.ppf(q, mu))

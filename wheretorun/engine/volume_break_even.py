@@ -37,12 +37,26 @@ def _cost(plan: CostedCandidate, multiplier: float) -> float:
     return scaled.usd_per_month if scaled.usd_per_month is not None else scaled.total_usd
 
 
-def _winner(plans: Sequence[CostedCandidate], multiplier: float) -> tuple[int, list[float]]:
-    costs = [_cost(plan, multiplier) for plan in plans]
-    return min(range(len(plans)), key=lambda i: (costs[i], i)), costs
+class _Costs:
+    """`_cost` of every plan at each multiplier, each computed once per break-even analysis (the
+    bisection starts from grid points already priced; re-pricing a plan is its whole sizing)."""
+
+    def __init__(self, plans: Sequence[CostedCandidate]) -> None:
+        self.plans = plans
+        self.known: dict[float, list[float]] = {}
+
+    def at(self, multiplier: float) -> list[float]:
+        if multiplier not in self.known:
+            self.known[multiplier] = [_cost(plan, multiplier) for plan in self.plans]
+        return self.known[multiplier]
 
 
-def _bisect(plans: Sequence[CostedCandidate], low: float, high: float, low_winner: int) -> tuple[float, int]:
+def _winner(plans: _Costs, multiplier: float) -> tuple[int, list[float]]:
+    costs = plans.at(multiplier)
+    return min(range(len(costs)), key=lambda i: (costs[i], i)), costs
+
+
+def _bisect(plans: _Costs, low: float, high: float, low_winner: int) -> tuple[float, int]:
     """The multiplier in (low, high] where the winner stops being `low_winner`, and who wins there."""
     high_winner = _winner(plans, high)[0]
     for _ in range(_BISECTIONS):
@@ -63,11 +77,12 @@ def volume_break_even(
     if len(compared) < 2:
         return None
     labels = tuple(plan.label for plan in compared)
+    costs_of = _Costs(compared)
     points: list[BreakEvenPoint] = []
     crossovers: list[Crossover] = []
     previous: tuple[float, int] | None = None
     for multiplier in _GRID:
-        winner, costs = _winner(compared, multiplier)
+        winner, costs = _winner(costs_of, multiplier)
         points.append(
             BreakEvenPoint(
                 multiplier=multiplier,
@@ -81,7 +96,7 @@ def volume_break_even(
             )
         )
         if previous is not None and previous[1] != winner:
-            at, new_winner = _bisect(compared, previous[0], multiplier, previous[1])
+            at, new_winner = _bisect(costs_of, previous[0], multiplier, previous[1])
             crossovers.append(Crossover(at, current_volume * at, labels[previous[1]], labels[new_winner]))
         previous = (multiplier, winner)
     return VolumeBreakEven(
@@ -91,7 +106,7 @@ def volume_break_even(
         points=tuple(points),
         crossovers=tuple(crossovers),
         searched=(_GRID[0], _GRID[-1]),
-        summary=_summary(crossovers, volume_unit, labels[_winner(compared, 1.0)[0]]),
+        summary=_summary(crossovers, volume_unit, labels[_winner(costs_of, 1.0)[0]]),
     )
 
 

@@ -53,10 +53,15 @@ class CostedCandidate:
     usd_per_accelerator_hour: float | None = None
     price_source: str | None = None
     reprice: Callable[[float], CostedCandidate | None] | None = field(default=None, compare=False, repr=False)
+    # the sum of the lines, added once: ranking and folding read it many times per candidate
+    _total_usd: float = field(init=False, default=0.0, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_total_usd", sum(line.usd for line in self.lines))
 
     @property
     def total_usd(self) -> float:
-        return sum(line.usd for line in self.lines)
+        return self._total_usd
 
     @property
     def usd_per_month(self) -> float | None:
