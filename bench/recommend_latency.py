@@ -4,9 +4,10 @@
 
 For each example workload in examples/: p50 / p99 wall time of `recommend_for` (request parsing,
 the cached catalog snapshot, the engine, the response) after one warm-up, the CPU time p50 / p99
-(steadier than wall time on a shared machine), the p50 when the capacity tables are computed afresh
-each time (`clear_capacity_cache()` before each call: the first request of its model, hardware and
-request shape; a repeat or a change of volume or prices reuses them), the candidates each
+(steadier than wall time on a shared machine), the p50 when the engine's memos (capacity tables,
+training sizings, catalog columns; engine/caches.py) are computed afresh each time
+(`clear_caches()` before each call: the first request of its shape; a repeat or a change of volume
+or prices reuses them), the candidates each
 evaluates, and candidates per second. Also prints the cost of building the snapshot once.
 """
 
@@ -22,7 +23,7 @@ from pathlib import Path
 import yaml
 
 from wheretorun.db import create_db_engine, make_session_factory
-from wheretorun.engine.capacity import clear_capacity_cache
+from wheretorun.engine.caches import clear_caches
 from wheretorun.pricing.bootstrap import prepare_database
 from wheretorun.pricing.snapshot import SnapshotCache, build_snapshot
 from wheretorun.services.recommendation_schemas import RecommendationCreate
@@ -70,7 +71,7 @@ def main() -> None:
                     cpu.append((time.process_time() - start_cpu) * 1000)
                 fresh = []
                 for _ in range(max(args.repeats // 4, 3)):
-                    clear_capacity_cache()
+                    clear_caches()
                     start = time.perf_counter()
                     recommend_for(session, request, cache)
                     fresh.append((time.perf_counter() - start) * 1000)

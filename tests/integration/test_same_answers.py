@@ -1,8 +1,8 @@
 """Same answers on the fast path: every example and a set of generated workloads, asked one after
-another so the remembered capacity tables are reused, give exactly the answer each gives when
-computed afresh (capacity cache cleared), on the real seeded catalog and one snapshot of it: the
-same ranked options with the same totals, the same rejected groups and counts, the same
-candidates, the same everything."""
+another so the engine's memos (capacity tables, training sizings, catalog columns; engine/caches.py)
+are reused, give exactly the answer each gives when computed afresh (every memo cleared), on the
+real seeded catalog and one snapshot of it: the same ranked options with the same totals, the same
+rejected groups and counts, the same candidates, the same everything."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 import yaml
 from sqlalchemy.orm import Session
 
-from wheretorun.engine.capacity import clear_capacity_cache
+from wheretorun.engine.caches import clear_caches
 from wheretorun.pricing.snapshot import SnapshotCache
 from wheretorun.services.recommendation_schemas import RecommendationCreate
 from wheretorun.services.recommendations import recommend_for
@@ -56,6 +56,29 @@ def _generated() -> list[dict[str, Any]]:
                 "constraints": {"allowed_options": ["cloud", "hosted_api"]},
             }
         )
+    # training runs of one model and method that differ in deadline, runs per year, tokens or
+    # sequence length: a sizing remembered under too little would serve another's
+    for method, tokens, deadline, runs, sequence in (
+        ("lora", 1_500_000_000, 48, 12, 2048),
+        ("lora", 1_500_000_000, 12, 12, 2048),
+        ("lora", 1_500_000_000, 48, 200, 2048),
+        ("lora", 6_000_000_000, 48, 12, 2048),
+        ("lora", 1_500_000_000, 48, 12, 8192),
+        ("qlora", 1_500_000_000, 48, 12, 2048),
+    ):
+        bodies.append(
+            {
+                "workload": {
+                    "kind": "training",
+                    "model": "llama-3.1-8b",
+                    "method": method,
+                    "tokens": tokens,
+                    "deadline_hours": deadline,
+                    "runs_per_year": runs,
+                    "sequence_length": sequence,
+                }
+            }
+        )
     return bodies
 
 
@@ -68,10 +91,10 @@ def test_the_fast_path_gives_the_same_answers(session: Session) -> None:
     bodies = _examples() + _generated()
     assert len(bodies) >= 20
     warm = SnapshotCache()
-    clear_capacity_cache()
+    clear_caches()
     fast = [_answer(session, body, warm) for body in bodies + bodies]  # the second round hits
     for index, body in enumerate(bodies):
-        clear_capacity_cache()
+        clear_caches()
         fresh = _answer(session, body, warm)
         assert fresh["options"], f"workload {index} has no option"
         for answer in (fast[index], fast[index + len(bodies)]):
@@ -97,8 +120,8 @@ def test_a_cached_capacity_table_serves_another_volume(session: Session, daily: 
         }
     }
     other = {**body, "workload": {**body["workload"], "requests_per_day": daily * 50}}
-    clear_capacity_cache()
+    clear_caches()
     _answer(session, other, snapshots)  # fills the cache with the same request shape
     cached = _answer(session, body, snapshots)
-    clear_capacity_cache()
+    clear_caches()
     assert cached == _answer(session, body, snapshots)

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from tests.unit.recommend_catalog import H100, L4, LLAMA_8B, LLAMA_70B, LLAMA_405B, snapshot
 from wheretorun.engine import TrainingConfig, estimate_training
 from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.caches import clear_caches
 from wheretorun.engine.config import TrainingMethod
-from wheretorun.engine.costs.training_jobs import TrainingJob, fastest_job
+from wheretorun.engine.costs.training_jobs import TrainingJob, fastest_job, job_sizer
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.precision import Precision
@@ -181,3 +182,44 @@ def test_stages_across_nodes_are_chosen_only_when_the_network_is_the_bottleneck(
         assert unstaged.wall_clock_hours is not None
         assert estimate.wall_clock_hours is not None
         assert estimate.wall_clock_hours < unstaged.wall_clock_hours
+
+
+def test_a_remembered_sizing_is_the_sizing_of_its_own_case() -> None:
+    """The sizer answers each (accelerator, unit size, limit, cap, spot, network) as `fastest_job`
+    does, is shared by workloads that differ only in deadline or runs per year (their limits are
+    passed in), and not by one with other tokens."""
+    clear_caches()
+    a = Assumptions()
+    sizer = job_sizer(LLAMA_70B, FULL_70B, a, DEFAULT_EFFICIENCY)
+    cases = [
+        (H100, 8, math.inf, None, False, None),
+        (H100, 8, 40.0, None, False, 400.0),
+        (H100, 8, 40.0, None, True, 400.0),
+        (H100, 8, 40.0, 1, False, None),
+        (L4, 8, math.inf, None, False, None),
+        (H100, 1, math.inf, 1, False, None),
+    ]
+    first = [sizer(s, n, limit, cap, spot=spot, internode_gb_s=net) for s, n, limit, cap, spot, net in cases]
+    again = [sizer(s, n, limit, cap, spot=spot, internode_gb_s=net) for s, n, limit, cap, spot, net in cases]
+    expected = [
+        fastest_job(
+            LLAMA_70B, s, FULL_70B, n, limit, a, DEFAULT_EFFICIENCY, cap, spot=spot, internode_gb_s=net
+        )
+        for s, n, limit, cap, spot, net in cases
+    ]
+    assert first == again == expected
+    assert len({type(job) for job in expected}) == 2  # both sized jobs and rejections
+    assert len({job.wall_hours for job in expected if isinstance(job, TrainingJob)}) >= 2
+    repeated = TrainingWorkload(
+        model=FULL_70B.model,
+        method="full",
+        tokens=1e9,
+        sequence_length=4096,
+        deadline_hours=10,
+        runs_per_year=9,
+    )
+    assert job_sizer(LLAMA_70B, repeated, a, DEFAULT_EFFICIENCY) is sizer
+    more_tokens = TrainingWorkload(model=FULL_70B.model, method="full", tokens=4e9, sequence_length=4096)
+    bigger = job_sizer(LLAMA_70B, more_tokens, a, DEFAULT_EFFICIENCY)
+    assert bigger is not sizer
+    assert bigger(H100, 8, math.inf) != sizer(H100, 8, math.inf)

@@ -42,6 +42,7 @@ __all__ = [
     "ZERO_STAGES",
     "TrainingSetting",
     "best_setting",
+    "clear_training_setting_cache",
     "fewest_for_any",
 ]
 
@@ -183,6 +184,12 @@ def best_setting(
     between instances, per accelerator (cluster_network.py)."""
     job = _Job(model, spec, method, precision, tokens, sequence_length, per_node, internode_gb_s)
     return _best(job, accelerators, efficiency)
+
+
+def clear_training_setting_cache() -> None:
+    """Forget the remembered settings and fewest counts."""
+    _best.cache_clear()
+    _fewest_for_any.cache_clear()
 
 
 def fewest_for_any(

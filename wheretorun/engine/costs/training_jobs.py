@@ -26,6 +26,8 @@ Hosted fine-tuning is not offered: the catalog has no fine-tuning prices.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -59,8 +61,11 @@ from wheretorun.engine.workload import OptionKind, TrainingWorkload
 
 __all__ = [
     "TrainingJob",
+    "clear_job_sizers",
     "cloud_training_plan",
+    "JobSizer",
     "fastest_job",
+    "job_sizer",
     "local_training_plan",
     "owned_training_plan",
     "year_limit_hours",
@@ -166,6 +171,84 @@ def fastest_job(
     if not fitted:
         return memory_fit.training_holds(minimum, most * unit_size, spec.name)
     return deadline.training_run(most * unit_size, spec.name, best_hours, limit_hours)
+
+
+_SIZINGS_KEPT = 4096  # per sizer: a recommendation over the full catalog sizes ~800 cases
+_SIZERS_KEPT = 16
+
+
+class JobSizer:
+    """`fastest_job` for one model, workload shape (method, tokens, sequence length), assumptions
+    and efficiency table, each answer remembered by (accelerator, unit size, time limit, unit cap,
+    spot, network): a recommendation sizes hundreds of such cases, and a repeat, or a change of
+    volume, prices or constraints, sizes the same ones. Every argument is an immutable value,
+    so remembering changes timing, never answers."""
+
+    __slots__ = ("_assumptions", "_efficiency", "_known", "_model", "_workload")
+
+    def __init__(
+        self,
+        model: ModelArchitecture,
+        workload: TrainingWorkload,
+        assumptions: Assumptions,
+        efficiency: EfficiencyTable,
+    ) -> None:
+        self._model, self._workload = model, workload
+        self._assumptions, self._efficiency = assumptions, efficiency
+        self._known: dict[tuple[Any, ...], TrainingJob | Rejection] = {}
+
+    def __call__(
+        self,
+        spec: AcceleratorSpec,
+        unit_size: int,
+        limit_hours: float,
+        max_units: int | None = None,
+        *,
+        spot: bool = False,
+        internode_gb_s: float | None = None,
+    ) -> TrainingJob | Rejection:
+        key = (spec, unit_size, limit_hours, max_units, spot, internode_gb_s)
+        found = self._known.get(key)
+        if found is None:
+            found = fastest_job(
+                self._model,
+                spec,
+                self._workload,
+                unit_size,
+                limit_hours,
+                self._assumptions,
+                self._efficiency,
+                max_units,
+                spot=spot,
+                internode_gb_s=internode_gb_s,
+            )
+            if len(self._known) < _SIZINGS_KEPT:
+                self._known[key] = found
+        return found
+
+
+def job_sizer(
+    model: ModelArchitecture,
+    workload: TrainingWorkload,
+    assumptions: Assumptions,
+    efficiency: EfficiencyTable,
+) -> JobSizer:
+    """The `JobSizer` of this model, workload shape, assumptions and efficiency table (the last
+    few are kept)."""
+    shape = dataclasses.replace(workload, deadline_hours=None, runs_per_year=1.0)
+    return _job_sizer(model, shape, assumptions, efficiency)
+
+
+def clear_job_sizers() -> None:
+    """Forget every remembered sizing."""
+    _job_sizer.cache_clear()
+
+
+@functools.lru_cache(maxsize=_SIZERS_KEPT)
+def _job_sizer(
+    model: ModelArchitecture, shape: TrainingWorkload, assumptions: Assumptions, efficiency: EfficiencyTable
+) -> JobSizer:
+    return JobSizer(model, shape, assumptions, efficiency)
 
 
 def _mixed_precision(spec: AcceleratorSpec) -> Precision | None:

@@ -28,7 +28,15 @@ from wheretorun.engine.rules.budget import OVER_MONTHLY_BUDGET
 from wheretorun.engine.rules.missing_price import HOST_VM, mode_price
 from wheretorun.engine.rules.reserved_term import no_term
 
-__all__ = ["CatalogColumns", "Choice", "ModeHours", "OfferTable", "catalog_columns", "choose_cheapest"]
+__all__ = [
+    "CatalogColumns",
+    "Choice",
+    "ModeHours",
+    "OfferTable",
+    "catalog_columns",
+    "choose_cheapest",
+    "clear_catalog_columns",
+]
 
 
 def _price(value: Decimal | None) -> float:
@@ -114,6 +122,11 @@ def catalog_columns(offers: tuple[CloudOffer, ...]) -> CatalogColumns:
     _RECENT.insert(0, (offers, columns))
     del _RECENT[_RECENT_KEPT:]
     return columns
+
+
+def clear_catalog_columns() -> None:
+    """Forget the remembered catalog columns."""
+    _RECENT.clear()
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from wheretorun.engine.costs.arrays import IntArray
 from wheretorun.engine.costs.candidate import CostedCandidate
 from wheretorun.engine.costs.cloud import JOB_MODES, CloudMode, committed_months, offer_label
 from wheretorun.engine.costs.owned import server_size
-from wheretorun.engine.costs.training_jobs import TrainingJob, fastest_job, year_limit_hours
+from wheretorun.engine.costs.training_jobs import TrainingJob, job_sizer, year_limit_hours
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.planning.cloud_sizing import size_offer_groups
 from wheretorun.engine.planning.cloud_table import ModeHours, OfferTable, choose_cheapest
@@ -141,18 +141,15 @@ def _job_groups(
     """Training groups: each (accelerator, accelerators per instance) x cluster network, with the
     fastest job within each limit, or why even the hourly limit cannot be met by adding instances
     (a missed deadline is decided per pricing mode when priced)."""
+    fastest_job = job_sizer(model, workload, context.assumptions, context.efficiency)
     for (accelerator_id, size), group_rows in offers.by_size.items():
         spec = _spec(context, accelerator_id)
         for network, rows in _by_network(offers.table, group_rows).items():
             sized: _Jobs = {
                 name: fastest_job(
-                    model,
                     spec,
-                    workload,
                     size,
                     limit,
-                    context.assumptions,
-                    context.efficiency,
                     max_units=None if network else 1,
                     spot=name == "spot",
                     internode_gb_s=network,
@@ -208,7 +205,7 @@ def _owned(
             book.record(lead, f"owned {entry.id}")
             continue
         spec = _spec(context, entry.id)
-        job = fastest_job(model, spec, workload, server_size(entry, a), limit, a, context.efficiency)
+        job = job_sizer(model, workload, a, context.efficiency)(spec, server_size(entry, a), limit)
         if isinstance(job, Rejection):
             book.record(job, f"owned {entry.id}")
             continue
@@ -228,7 +225,7 @@ def _local(model: ModelArchitecture, workload: TrainingWorkload, context: Contex
     plans = []
     for entry in eligible_hardware(context, OptionKind.LOCAL, 1):
         spec = _spec(context, entry.id)
-        job = fastest_job(model, spec, workload, 1, limit, a, context.efficiency, max_units=1)
+        job = job_sizer(model, workload, a, context.efficiency)(spec, 1, limit, max_units=1)
         if isinstance(job, Rejection):
             book.record(job, f"local {entry.id}")
             continue
