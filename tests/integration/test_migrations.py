@@ -83,3 +83,25 @@ def test_downgrade_to_0006_removes_the_commitment_terms_and_the_price_basis(  # 
 
     command.upgrade(config, "head")
     assert "commitment_terms" in inspect(engine).get_table_names()
+
+
+def test_the_quick_head_check_agrees_with_alembic(backend: str, empty_engine_factory) -> None:  # type: ignore[no-untyped-def]
+    """`upgrade_to_head` skips Alembic when the files' own revision lines say the database is at
+    head: those heads must be Alembic's, and a database one step behind must still be upgraded."""
+    from alembic.script import ScriptDirectory
+
+    from wheretorun.db import upgrade_to_head
+    from wheretorun.db.migrate import MIGRATIONS_DIR, _at_declared_heads, declared_heads
+
+    script = ScriptDirectory(str(MIGRATIONS_DIR))
+    assert declared_heads() == set(script.get_heads())
+    engine = empty_engine_factory(backend)
+    assert not _at_declared_heads(engine)  # no alembic_version table yet
+    config = alembic_config(engine)
+    command.upgrade(config, "head")
+    assert _at_declared_heads(engine)
+    command.downgrade(config, "-1")
+    assert not _at_declared_heads(engine)
+    upgrade_to_head(engine)
+    with engine.connect() as connection:
+        assert set(MigrationContext.configure(connection).get_current_heads()) == set(script.get_heads())

@@ -87,13 +87,34 @@ class SpotFallback:
     note: str
 
 
+_SUMMED_MEANS = 50.0  # up to this mean the Poisson terms are summed here (e^-50 is far from underflow)
+_CLEAR_OF_Q = 1e-9  # a cumulative probability this close to q is left to SciPy to decide
+
+
 @functools.lru_cache(maxsize=1024)
 def poisson_quantile(q: float, mu: float) -> int:
     """The q-quantile of a Poisson count of mean `mu` (0 < q < 1, mu >= 0): the smallest k with
-    P(X <= k) >= q. Exactly `scipy.stats.poisson.ppf(q, mu)`: the same steps as SciPy's
-    `poisson_gen._ppf` (scipy/stats/_discrete_distns.py), on `scipy.special` alone, because
-    importing `scipy.stats` costs the CLI ~0.6 s and its generic `ppf` ~0.3 ms a call.
-    Remembered: a recommendation asks for the same few means many times."""
+    P(X <= k) >= q, as `scipy.stats.poisson.ppf(q, mu)` gives it. For the small means spot
+    standby asks for, the probabilities are summed term by term, and the answer is taken only
+    when P(X <= k) and P(X <= k - 1) are clear of q by far more than the sum's rounding error;
+    otherwise SciPy's own steps (`poisson_gen._ppf` in scipy/stats/_discrete_distns.py, on
+    scipy.special) decide. Importing scipy costs the CLI ~0.2-0.5 s, and `scipy.stats`' generic
+    `ppf` ~0.3 ms a call. Remembered: a recommendation asks for the same few means many times."""
+    if mu <= _SUMMED_MEANS:
+        term = math.exp(-mu)
+        below, k = 0.0, 0
+        cumulative = term
+        while cumulative < q and k < 10_000:
+            below = cumulative
+            k += 1
+            term *= mu / k
+            cumulative += term
+        if cumulative - q > _CLEAR_OF_Q and (k == 0 or q - below > _CLEAR_OF_Q):
+            return k
+    return _scipy_poisson_quantile(q, mu)
+
+
+def _scipy_poisson_quantile(q: float, mu: float) -> int:
     # imported on first use: scipy is slow to import
     from scipy import special
 
