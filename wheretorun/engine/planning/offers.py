@@ -7,7 +7,6 @@ for every candidate it would have produced (`candidates_per_offer`).
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -131,15 +130,23 @@ def eligible_offers(context: Context, candidates_per_offer: int) -> EligibleOffe
         context.book.add_count(stage.reason, len(failing) * (candidates_per_offer - 1))
     kept = np.flatnonzero(undecided)
     table = OfferTable.select(columns, kept, context.assumptions)
-    groups: dict[tuple[str, int], list[int]] = defaultdict(list)
-    for row, (code, count) in enumerate(
-        zip(columns.accelerator[kept].tolist(), table.accelerators.tolist(), strict=True)
-    ):
-        groups[(columns.accelerator_ids[code], count)].append(row)
-    return EligibleOffers(
-        table=table,
-        by_size={key: np.asarray(rows, dtype=np.int64) for key, rows in sorted(groups.items())},
-    )
+    return EligibleOffers(table=table, by_size=_by_size(columns, kept, table.accelerators))
+
+
+def _by_size(columns: CatalogColumns, kept: IntArray, counts: IntArray) -> dict[tuple[str, int], IntArray]:
+    """Table rows grouped by (accelerator id, accelerators per instance), keys sorted, rows in
+    table order."""
+    if len(kept) == 0:
+        return {}
+    pairs = columns.accelerator[kept] * (int(counts.max()) + 1) + counts
+    distinct, group = np.unique(pairs, return_inverse=True)
+    order = np.argsort(group, kind="stable")
+    starts = np.searchsorted(group[order], np.arange(len(distinct) + 1))
+    rows = {
+        (columns.accelerator_ids[int(code)], int(count)): order[starts[i] : starts[i + 1]]
+        for i, (code, count) in enumerate(zip(*np.divmod(distinct, int(counts.max()) + 1), strict=True))
+    }
+    return {key: np.asarray(rows[key], dtype=np.int64) for key in sorted(rows)}
 
 
 def eligible_hardware(
