@@ -131,23 +131,22 @@ def choose_layout(
     precision: Precision,
 ) -> tuple[Layout | None, list[ReplicaCapacity]]:
     """The feasible replica size with the most capacity per instance, and the sizes considered."""
-    considered = [
-        capacities[(accelerator_id, size, precision)]
-        for size in REPLICA_SIZES
-        if size <= accelerators and (accelerator_id, size, precision) in capacities
-    ]
-    best: Layout | None = None
+    considered = []
+    for size in REPLICA_SIZES:
+        if size <= accelerators:
+            capacity = capacities.get((accelerator_id, size, precision))
+            if capacity is not None:
+                considered.append(capacity)
+    best: tuple[ReplicaCapacity, int] | None = None
+    best_rps = 0.0
     for capacity in considered:
         if not capacity.ok:
             continue
-        layout = Layout(capacity, accelerators // capacity.accelerators, accelerators)
-        if best is None or _instance_rps(layout) > _instance_rps(best) * (1 + 1e-12):
-            best = layout
-    return best, considered
-
-
-def _instance_rps(layout: Layout) -> float:
-    return layout.per_instance * layout.capacity.requests_per_s
+        per_instance = accelerators // capacity.accelerators
+        instance_rps = per_instance * capacity.requests_per_s
+        if best is None or instance_rps > best_rps * (1 + 1e-12):
+            best, best_rps = (capacity, per_instance), instance_rps
+    return (None if best is None else Layout(best[0], best[1], accelerators)), considered
 
 
 @dataclass(frozen=True, slots=True)
