@@ -213,13 +213,14 @@ def _check_models(workload: Workload, catalog: Any, field: str) -> None:
 def recommend_for(
     session: Session, body: RecommendationCreate, snapshots: SnapshotCache
 ) -> RecommendationRead:
+    # without as_of or catalog_version the read is "now" (as_of None): no version to look up first
+    as_of = (
+        None
+        if body.as_of is None and body.catalog_version is None
+        else read_point(session, body.as_of, body.catalog_version, "body.catalog_version").as_of
+    )
     recommendation = run_recommendation(
-        session,
-        body.workload,
-        body.constraints,
-        body.assumptions,
-        read_point(session, body.as_of, body.catalog_version, "body.catalog_version").as_of,
-        snapshots,
+        session, body.workload, body.constraints, body.assumptions, as_of, snapshots
     )
     return recommendation_read(recommendation, body.limit)
 
