@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -67,3 +68,24 @@ def test_cache_returns_the_same_snapshot_until_the_version_changes(session: Sess
     newer = cache.get(session)
     assert newer is not first
     assert newer.version > first.version  # sequences are not rolled back on PostgreSQL
+
+
+def test_a_settling_cache_freezes_the_snapshot(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The API's cache freezes what is alive after the process's first snapshot (gc.freeze), so
+    full collections no longer scan the snapshot's objects; a plain cache does not."""
+    import gc
+    import threading
+
+    from wheretorun.pricing import snapshot as snapshot_module
+
+    def scanned(value: object) -> bool:
+        return any(item is value for item in gc.get_objects())
+
+    monkeypatch.setattr(snapshot_module, "_SETTLED", threading.Event())  # as in a new process
+    plain = SnapshotCache().get(session, dt.datetime(2030, 1, 1, tzinfo=dt.UTC))
+    assert scanned(plain.cloud_offers)
+    settled = SnapshotCache(settle=True).get(session)
+    assert gc.get_freeze_count() > len(settled.cloud_offers) > 0
+    assert not scanned(settled.cloud_offers)
+    later = SnapshotCache(settle=True).get(session, dt.datetime(2031, 1, 1, tzinfo=dt.UTC))
+    assert scanned(later.cloud_offers)  # once per process

@@ -87,7 +87,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.state.settings = settings
     app.state.engine = engine
     app.state.session_factory = make_session_factory(engine)
-    app.state.snapshots = SnapshotCache()
+    app.state.snapshots = SnapshotCache(settle=True)
     app.state.metrics = Metrics()
     app.state.redis = redis_client
     install_error_handlers(app)

@@ -8,6 +8,7 @@ The engine never sees the database: the service layer looks rows up here and han
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import threading
 from collections import OrderedDict
 
@@ -336,10 +337,16 @@ class SnapshotCache:
     too.
     """
 
-    def __init__(self, size: int = 8, files: SnapshotFiles | None = None) -> None:
-        """`files`: also keep snapshots on disk for the next process (the CLI uses it)."""
+    def __init__(self, size: int = 8, files: SnapshotFiles | None = None, *, settle: bool = False) -> None:
+        """`files`: also keep snapshots on disk for the next process (the CLI uses it). `settle`:
+        once the process has its first snapshot, collect garbage and freeze what is left
+        (`gc.freeze`) so the cyclic collector no longer rescans the snapshot's ~200,000 objects
+        at every full collection, which otherwise adds ~100 ms of CPU to the request it lands
+        in (measured on the batch example: one request of 137 ms among requests of 21-31 ms).
+        For a long-running server (the API uses it), not for a one-shot CLI."""
         self._size = size
         self._files = files
+        self._settle = settle
         self._entries: OrderedDict[tuple[int, str, str], CatalogSnapshot] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -356,6 +363,8 @@ class SnapshotCache:
             self._entries[key] = snapshot
             while len(self._entries) > self._size:
                 self._entries.popitem(last=False)
+        if self._settle:
+            _settle_once()
         return snapshot
 
     def _built(
@@ -370,6 +379,19 @@ class SnapshotCache:
             snapshot = build_snapshot(session, as_of)
             self._files.save(file_key, snapshot)
         return snapshot
+
+
+_SETTLED = threading.Event()
+
+
+def _settle_once() -> None:
+    """Collect garbage, then freeze every object alive (once per process): what is frozen is
+    never rescanned, and freed by reference counting as usual when dropped (a frozen cycle
+    would stay, so this runs once, after a collection)."""
+    if not _SETTLED.is_set():
+        _SETTLED.set()
+        gc.collect()
+        gc.freeze()
 
 
 def _database_identity(session: Session, version: int) -> tuple[str, str]:
