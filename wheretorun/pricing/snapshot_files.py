@@ -15,12 +15,15 @@ fingerprint) plus what makes a file safe to share between processes:
 Writes are atomic (a temporary file in the same directory, then `os.replace`), so a reader running
 beside a writer sees the old file, the new file or none, never half a file; a file that cannot be
 read is treated as absent. The files are pickles: the directory is the user's own (created 0700),
-trusted like the SQLite catalog file beside it.
+trusted like the SQLite catalog file beside it. Slotted dataclasses (every engine value) are
+pickled as their field values and restored without `dataclasses`' generic `__setstate__`, which
+looks the fields up again for each of the ~9,000 objects: loading takes ~0.05 s instead of ~0.2 s.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import pickle
@@ -28,6 +31,7 @@ import sys
 import tempfile
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from wheretorun.engine.catalog import CatalogSnapshot
 
@@ -52,6 +56,28 @@ def code_fingerprint() -> str:
             digest.update(str(path.relative_to(_PACKAGE)).encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+@cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(item.name for item in dataclasses.fields(cls))
+
+
+def _restored(cls: type, values: tuple[Any, ...]) -> Any:
+    """A slotted dataclass instance from its field values, as pickle's default `__setstate__`
+    would set them (no `__init__`, frozen or not)."""
+    value: Any = object.__new__(cls)
+    for name, item in zip(_field_names(cls), values, strict=True):
+        object.__setattr__(value, name, item)
+    return value
+
+
+class _Pickler(pickle.Pickler):
+    def reducer_override(self, obj: Any) -> Any:
+        cls = type(obj)
+        if dataclasses.is_dataclass(cls) and "__slots__" in cls.__dict__:
+            return _restored, (cls, tuple(getattr(obj, name) for name in _field_names(cls)))
+        return NotImplemented
 
 
 class SnapshotFiles:
@@ -80,7 +106,7 @@ class SnapshotFiles:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
             with os.fdopen(handle, "wb") as file:
-                pickle.dump(snapshot, file, protocol=pickle.HIGHEST_PROTOCOL)
+                _Pickler(file, protocol=pickle.HIGHEST_PROTOCOL).dump(snapshot)
             os.replace(temporary, self._path(key))
         except OSError:
             if temporary is not None:
