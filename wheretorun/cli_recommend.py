@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +26,28 @@ from wheretorun.settings import get_settings
 console = Console()
 
 
+class _WorkloadLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no types here
+    """YAML with YAML 1.2's floats: PyYAML follows YAML 1.1, which reads `1e9` (no dot) as a
+    string; the API takes numbers only, so `tokens: 1e9` must load as the number it reads as."""
+
+
+_WorkloadLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+        |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$""",
+        re.VERBOSE,
+    ),
+    list("-+0123456789."),
+)
+
+
 def _read_body(path: Path) -> dict[str, Any]:
     text = path.read_text(encoding="utf-8")
-    loaded = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    loaded = json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=_WorkloadLoader)  # noqa: S506
     if not isinstance(loaded, dict):
         raise typer.BadParameter(f"{path} does not hold a mapping with `workload`")
     return loaded

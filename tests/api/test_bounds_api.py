@@ -382,6 +382,44 @@ def test_a_vanishing_volume_has_totals_and_no_per_unit_figure(
     assert any(option["usd_per_million_tokens"] is None for option in options)
 
 
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        # Found by schemathesis' negative data (ST201): a boolean was taken as a number and a number
+        # as a boolean (pydantic's lax mode); a numeric string is not a number either.
+        (
+            "/v1/recommendations",
+            _recommendation(BATCH, assumptions={"host_vm_usd_per_accelerator_hour": False}),
+            "body.assumptions.host_vm_usd_per_accelerator_hour",
+        ),
+        ("/v1/recommendations", _recommendation({**CHAT, "requests_per_day": "20000"}), "body.workload"),
+        (
+            "/v1/scenarios/evaluate",
+            {**SCENARIO, "assumptions": {"discount_rate_annual": False}},
+            "body.assumptions.discount_rate_annual",
+        ),
+        (
+            "/v1/estimates/training",
+            {**ESTIMATE, "tokens": 1e9, "activation_checkpointing": 0},
+            "body.activation_checkpointing",
+        ),
+        ("/v1/estimates/training", {**ESTIMATE, "tokens": True}, "body.tokens"),
+    ],
+)
+def test_a_value_of_the_wrong_json_type_is_422_naming_the_field(
+    api: AdminApp, path: str, body: dict[str, Any], field: str
+) -> None:
+    _refused(api, path, body, field)
+
+
+def test_many_runs_a_year_are_answered_with_their_break_even(api: AdminApp) -> None:
+    # Before: 200 runs a year (within 0.01-8,760) was a 422, because the volume break-even re-prices
+    # the job at up to 64x the runs (12,800 a year) and the engine refused that volume.
+    response = _post(api, "/v1/recommendations", _recommendation({**TRAINING, "runs_per_year": 200}))
+    assert response.status_code == 200, response.text
+    assert response.json()["options"]
+
+
 def test_a_calendar_month_bounds_hours_per_month(api: AdminApp) -> None:
     for hours, status in ((671.9, 422), (672, 200), (744, 200), (744.1, 422)):
         body = _recommendation(BATCH, assumptions={"hours_per_month": hours})

@@ -56,6 +56,20 @@ def test_recommend_names_the_bad_field(fresh_database: Path, tmp_path: Path) -> 
     assert "input_tokens" in result.output
 
 
+def test_a_yaml_number_in_scientific_notation_is_a_number(fresh_database: Path, tmp_path: Path) -> None:
+    # PyYAML reads `1e9` (no dot) as the string "1e9"; the API takes numbers only (a string is a
+    # 422), so the CLI loads YAML 1.2's floats.
+    workload = tmp_path / "batch.yaml"
+    workload.write_text(
+        "workload:\n  kind: batch\n  model: llama-3.1-8b\n  input_tokens_total: 1e9\n"
+        "  output_tokens_total: 1e8\n  deadline_hours: 24\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(app, ["recommend", str(workload), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["options"]
+
+
 def _money_cells(line: str) -> list[str]:
     return re.findall(r"\$[0-9,]+(?:\.[0-9]+)?…?", line)
 

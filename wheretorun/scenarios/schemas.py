@@ -45,8 +45,8 @@ Category = Literal[
 def _number(low: float, high: float, *, low_open: bool = False, default: Any = ..., **extra: Any) -> Any:
     """A finite number in [low, high] (or (low, high] with `low_open`); required unless `default`."""
     if low_open:
-        return Field(default, gt=low, le=high, allow_inf_nan=False, **extra)
-    return Field(default, ge=low, le=high, allow_inf_nan=False, **extra)
+        return Field(default, gt=low, le=high, allow_inf_nan=False, strict=True, **extra)
+    return Field(default, ge=low, le=high, allow_inf_nan=False, strict=True, **extra)
 
 
 # Money bounds: a trillion dollars is about the yearly capital spending of every hyperscaler

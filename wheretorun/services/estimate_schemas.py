@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from wheretorun.bounds import MAX_ACCELERATORS, MAX_CONTEXT_TOKENS, MAX_TOTAL_TOKENS, Id, Text
 
@@ -26,8 +26,8 @@ def _whole(low: int, high: int, description: str | None = None) -> Any:
 def _number(low: float, high: float, *, low_open: bool = False) -> Any:
     """A finite number in [low, high] (or (low, high] with `low_open`)."""
     if low_open:
-        return Field(gt=low, le=high, allow_inf_nan=False)
-    return Field(ge=low, le=high, allow_inf_nan=False)
+        return Field(gt=low, le=high, allow_inf_nan=False, strict=True)
+    return Field(ge=low, le=high, allow_inf_nan=False, strict=True)
 
 
 # Architecture bounds: ~10x the largest published model of each figure (GPT-style decoders up to
@@ -74,7 +74,7 @@ class ModelArchitectureIn(StrictBody):
     )
     sliding_window: Annotated[StrictInt, _whole(1, MAX_CONTEXT_TOKENS)] | None = None
     sliding_window_layers: Annotated[StrictInt, _whole(0, 2_000)] = 0
-    tied_embeddings: bool = False
+    tied_embeddings: StrictBool = False
 
 
 class AcceleratorSpecIn(StrictBody):
@@ -95,7 +95,7 @@ class AcceleratorSpecIn(StrictBody):
     fp32_tflops: Annotated[float, _number(0.001, 1_000_000.0)] | None = None
     tdp_w: Annotated[float, _number(1.0, 100_000.0)] | None = None
     interconnect_gb_s: Annotated[float, _number(0.1, 100_000_000.0)] | None = None
-    usable_memory_fraction: float = Field(1.0, gt=0, le=1, allow_inf_nan=False)
+    usable_memory_fraction: float = Field(1.0, gt=0, le=1, allow_inf_nan=False, strict=True)
 
 
 ModelRef = Annotated[
@@ -120,7 +120,7 @@ class CpuOffloadIn(StrictBody):
 class SpeculativeIn(StrictBody):
     draft_model: ModelRef
     draft_tokens: Annotated[StrictInt, _whole(1, 64)] = 4  # drafts longer than ~10 tokens are rare
-    acceptance_rate: float = Field(ge=0, lt=1, allow_inf_nan=False)
+    acceptance_rate: float = Field(ge=0, lt=1, allow_inf_nan=False, strict=True)
 
 
 class InferenceEstimateCreate(StrictBody):
@@ -192,7 +192,7 @@ class TrainingEstimateCreate(StrictBody):
     sequence_length: Tokens = 2048
     micro_batch_size: Annotated[StrictInt, _whole(1, 100_000)] = 1
     zero_stage: Annotated[StrictInt, _whole(0, 3)] = 3
-    activation_checkpointing: bool = False
+    activation_checkpointing: StrictBool = False
     lora_rank: Annotated[StrictInt, _whole(1, 100_000)] = 16
     tensor_parallel: Parallel = 1
     pipeline_parallel: Parallel = Field(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
 
 from wheretorun.bounds import (
     MAX_CONTEXT_TOKENS,
@@ -44,8 +44,8 @@ def _number(
     """A finite number in [low, high] (or (low, high] with `low_open`); required unless `default`."""
     value: Any = ... if default is None else default
     if low_open:
-        return Field(value, gt=low, le=high, allow_inf_nan=False, description=description)
-    return Field(value, ge=low, le=high, allow_inf_nan=False, description=description)
+        return Field(value, gt=low, le=high, allow_inf_nan=False, strict=True, description=description)
+    return Field(value, ge=low, le=high, allow_inf_nan=False, strict=True, description=description)
 
 
 Tokens = Annotated[StrictInt, Field(ge=1, le=MAX_CONTEXT_TOKENS)]
@@ -224,7 +224,9 @@ UsdBudget = Annotated[float, _number(0.0, 1e12)]
 
 
 class ConstraintsIn(Body):
-    on_premises_only: bool = Field(False, description="Data must stay on premises: owned or local only.")
+    on_premises_only: StrictBool = Field(
+        False, description="Data must stay on premises: owned or local only."
+    )
     allowed_providers: NameList = []
     excluded_providers: NameList = []
     allowed_regions: NameList = []
@@ -236,7 +238,7 @@ class ConstraintsIn(Body):
     )
     max_usd_per_month: UsdBudget | None = None
     max_capex_usd: UsdBudget | None = None
-    include_suspect_prices: bool = Field(
+    include_suspect_prices: StrictBool = Field(
         False,
         description="Also plan with prices the catalog flags as suspect (far below the other providers of "
         "the same part or model, a shut-down provider, a deprecated model, ...). Left out by default and "
@@ -245,12 +247,13 @@ class ConstraintsIn(Body):
 
 
 class ReservedDiscountIn(Body):
-    one_year: float = Field(ge=0, lt=1, allow_inf_nan=False)
-    three_year: float = Field(ge=0, lt=1, allow_inf_nan=False)
+    one_year: float = Field(ge=0, lt=1, allow_inf_nan=False, strict=True)
+    three_year: float = Field(ge=0, lt=1, allow_inf_nan=False, strict=True)
 
 
 Fraction = Annotated[float, _number(0.0, 1.0)]
 StaffUsdPerMonth = Annotated[float, _number(0.0, 10_000_000.0)]
+Discount = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False, strict=True)]  # 0.3 = 30% off
 
 
 class AssumptionsIn(Body):
@@ -281,11 +284,17 @@ class AssumptionsIn(Body):
     spot_reclaims_per_instance_month: Annotated[float, _number(0.0, 100.0)] | None = None
     spot_replacement_hours: Annotated[float, _number(0.0, 720.0)] | None = None
     checkpoint_interval_hours: Annotated[float, _number(0.0, 8_760.0)] | None = None
-    reserved_1y_discount: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] | None = Field(
-        None, description="Your own 1-year discount for every provider (else the catalog's commitment terms)."
+    reserved_1y_discount: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False, strict=True)] | None = (
+        Field(
+            None,
+            description="Your own 1-year discount for every provider (else the catalog's commitment terms).",
+        )
     )
-    reserved_3y_discount: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] | None = Field(
-        None, description="Your own 3-year discount for every provider (else the catalog's commitment terms)."
+    reserved_3y_discount: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False, strict=True)] | None = (
+        Field(
+            None,
+            description="Your own 3-year discount for every provider (else the catalog's commitment terms).",
+        )
     )
     reserved_discounts_by_provider: dict[Name, ReservedDiscountIn] | None = Field(
         None,
