@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.unit.recommend_catalog import P5, TOGETHER_70B, snapshot
-from wheretorun.engine import DEFAULT_EFFICIENCY
+from wheretorun.engine import DEFAULT_EFFICIENCY, hybrid
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.costs.candidate import CostedCandidate, Line
 from wheretorun.engine.costs.demand import ServingDemand
@@ -220,3 +221,70 @@ def test_the_hybrid_is_repriced_at_another_volume_for_the_break_even() -> None:
     assert doubled is not None
     assert doubled.option == OptionKind.HYBRID
     assert doubled.total_usd == pytest.approx(2 * unit_cost + 18 * hours / 24)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    unit_share=st.floats(0.05, 3.0),
+    api_per_rps_hour=st.floats(0.1, 50.0),
+    staff=st.sampled_from([0.0, 300.0, 4_500.0, 50_000.0]),
+    accelerators=st.integers(0, 400),
+)
+def test_the_bound_that_skips_the_program_never_changes_the_answer(
+    unit_share: float, api_per_rps_hour: float, staff: float, accelerators: int
+) -> None:
+    """Issue 14: when no mix with a base can beat the cheapest pure plan (every request at the
+    cheapest rate plus a base's staff minimum), the program is not solved. Solving it anyway
+    must give the same answer."""
+    demand = _demand()
+    hours = 12 * 730.0
+    unit_cost = unit_share * hours * api_per_rps_hour
+    api_total = float((demand.rates_rps @ demand.group_hours).sum()) * api_per_rps_hour
+    assumptions = dataclasses.replace(
+        NO_STAFF, operations_staff_usd_per_month=staff, hosted_staff_usd_per_month=staff / 10
+    )
+    base = BaseOption(
+        _plan(OptionKind.OWNED, 10 * unit_cost),
+        "server",
+        True,
+        1.0,
+        1.0,
+        unit_cost,
+        unit_cost,
+        1000.0,
+        0.0,
+        0,
+        accelerators_per_unit=accelerators,
+    )
+    api = BurstOption(_plan(OptionKind.HOSTED_API, api_total), "api", True, 0.0, 0.0, api_per_rps_hour)
+    inputs = HybridInputs((base,), (api,))
+    quick = solve_hybrid(inputs, demand, assumptions, Constraints())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(hybrid, "_least_mix_usd", lambda *_args: -math.inf)
+        solved = solve_hybrid(inputs, demand, assumptions, Constraints())
+    assert quick is not None
+    assert solved is not None
+    assert quick.pure == solved.pure
+    assert quick.plan.total_usd == pytest.approx(solved.plan.total_usd)
+
+
+def test_a_hosted_api_far_cheaper_than_any_base_skips_the_program() -> None:
+    # The API charges $1 per req/s-hour; a base unit costs $0.9 per req/s-hour of its capacity but
+    # brings $50,000 a month of staff: 12 months x $50,000 alone exceed the API's whole bill
+    # (33 req/s-hours a day x 365 = $12,045), so the answer is the API's pure plan, unsolved.
+    demand = _demand()
+    hours = 12 * 730.0
+    api_total = float((demand.rates_rps @ demand.group_hours).sum())
+    api_plan = _plan(OptionKind.HOSTED_API, api_total)
+    base = BaseOption(
+        _plan(OptionKind.OWNED, 1e9), "server", True, 1.0, 1.0, 0.9 * hours, 0.9 * hours, 1.0, 0.0, 0
+    )
+    staffed = dataclasses.replace(NO_STAFF, operations_staff_usd_per_month=50_000.0)
+    inputs = HybridInputs((base,), (BurstOption(api_plan, "api", True, 0.0, 0.0, 1.0),))
+    assert hybrid._least_mix_usd(inputs, hybrid._periods(demand, 0), staffed, 0) > api_total
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(hybrid, "_solve", lambda _builder: pytest.fail("the program was solved"))
+        solution = solve_hybrid(inputs, demand, staffed, Constraints())
+    assert solution is not None
+    assert solution.pure
+    assert solution.plan is api_plan

@@ -397,6 +397,12 @@ def solve_hybrid(
         return _pure(pure, constraints)
     lead = min((b.available_from_month for b in useful.bases if b.owned), default=0)
     periods = _periods(demand, lead)
+    cheapest_pure = _pure(pure, constraints)
+    if (
+        _no_budget(constraints)
+        and _least_mix_usd(useful, periods, assumptions, lead) >= cheapest_pure.plan.total_usd
+    ):
+        return cheapest_pure  # no mix with a base can beat it: the program would answer the same
     builder = _Builder(useful, demand, assumptions, constraints, pure_plans=pure)
     builder.add_bases()
     builder.add_staff((lead, demand.months - lead))
@@ -410,10 +416,43 @@ def solve_hybrid(
     return _result(builder, periods, solution)
 
 
+def _no_budget(constraints: Constraints) -> bool:
+    return constraints.max_capex_usd is None and constraints.max_usd_per_month is None
+
+
+def _least_mix_usd(
+    inputs: HybridInputs, periods: list[_Period], assumptions: Assumptions, lead: int
+) -> float:
+    """A lower bound on the total of any mix that uses a base: every request-second served at the
+    cheapest rate any source offers when fully used, plus the smallest staff minimum a base brings
+    (owned staff for its months in service, rented staff for the horizon). Without a budget the
+    program always has a solution, and a solution without a base is answered by the pure plan; so
+    when this bound reaches the cheapest pure plan, solving cannot change the answer."""
+    served = sum(period.rps * period.hours for period in periods)
+    rates = [_burst_rate(o) for o in inputs.bursts]
+    for b in inputs.bases:
+        hours = sum(p.hours for p in periods if not (b.owned and p.before_delivery))
+        if hours > 0:
+            rates.append(b.fixed_usd_per_unit / hours / b.unit_rps + b.energy_usd_per_rps_hour)
+    months = assumptions.horizon_months
+    staff = [
+        assumptions.operations_staff_usd_per_month * (months - lead)
+        if b.owned
+        else assumptions.cloud_staff_usd_per_month * months
+        for b in inputs.bases
+    ]
+    return served * min(rates) + min(staff)
+
+
+def _burst_rate(option: BurstOption) -> float:
+    """USD per (req/s x hour) a burst source charges."""
+    return option.usd_per_unit_hour if option.api else option.usd_per_unit_hour / option.unit_rps
+
+
 def _per_rps_hour(option: BaseOption | BurstOption, assumptions: Assumptions) -> float:
     """USD per (req/s x hour) of capacity when fully used."""
     if isinstance(option, BurstOption):
-        return option.usd_per_unit_hour if option.api else option.usd_per_unit_hour / option.unit_rps
+        return _burst_rate(option)
     hours = (assumptions.horizon_months - option.available_from_month) * assumptions.hours_per_month
     return option.fixed_usd_per_unit / hours / option.unit_rps + option.energy_usd_per_rps_hour
 
