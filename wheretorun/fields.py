@@ -1,14 +1,14 @@
 """Field types shared by the request models of every layer (services, scenarios, the HTTP API):
-date-times normalised to UTC, and the integers an id, version or offset may be."""
+date-times normalised to UTC, the integers an id, version or offset may be, and bounded numbers."""
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, AwareDatetime, BeforeValidator
+from pydantic import AfterValidator, AwareDatetime, BeforeValidator, Field
 
-__all__ = ["SAFE_INT_MAX", "SAFE_INT_MIN", "AwareUtcDateTime", "UtcDateTime"]
+__all__ = ["SAFE_INT_MAX", "SAFE_INT_MIN", "AwareUtcDateTime", "UtcDateTime", "number"]
 
 SAFE_INT_MIN, SAFE_INT_MAX = -(2**31 - 1), 2**31 - 1
 """The integers an id, version or offset may be: what a PostgreSQL `integer` column (the ids and
@@ -47,3 +47,11 @@ UtcDateTime = Annotated[dt.datetime, BeforeValidator(_iso_8601), AfterValidator(
 """A request's date-time, in UTC."""
 AwareUtcDateTime = Annotated[AwareDatetime, BeforeValidator(_iso_8601), AfterValidator(_in_utc)]
 """A request's date-time that must name its time zone, in UTC."""
+
+
+def number(low: float, high: float, *, low_open: bool = False, default: Any = ..., **extra: Any) -> Any:
+    """A finite JSON number in [low, high] (or (low, high] with `low_open`); required unless
+    `default`. Strict: `true` or "1.5" is not a number (a JSON integer is)."""
+    if low_open:
+        return Field(default, gt=low, le=high, allow_inf_nan=False, strict=True, **extra)
+    return Field(default, ge=low, le=high, allow_inf_nan=False, strict=True, **extra)

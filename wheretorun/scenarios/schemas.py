@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt
 
 from wheretorun.bounds import MAX_HORIZON_MONTHS, MAX_TOKENS_PER_MONTH, NO_NUL, LongText, Name, distinct
-from wheretorun.fields import SAFE_INT_MAX, UtcDateTime
+from wheretorun.fields import SAFE_INT_MAX, UtcDateTime, number
 from wheretorun.services.recommendation_schemas import AssumptionsIn, ConstraintsIn, WorkloadIn
 
 __all__ = [
@@ -42,32 +42,25 @@ Category = Literal[
 ]
 
 
-def _number(low: float, high: float, *, low_open: bool = False, default: Any = ..., **extra: Any) -> Any:
-    """A finite number in [low, high] (or (low, high] with `low_open`); required unless `default`."""
-    if low_open:
-        return Field(default, gt=low, le=high, allow_inf_nan=False, strict=True, **extra)
-    return Field(default, ge=low, le=high, allow_inf_nan=False, strict=True, **extra)
-
-
 # Money bounds: a trillion dollars is about the yearly capital spending of every hyperscaler
 # together; no single purchase, monthly bill or unit price of a plan comes near it.
-CapexUsd = Annotated[float, _number(0.0, 1e12)]
-UsdPerMonth = Annotated[float, _number(0.0, 1e11)]
-UsdPerUnit = Annotated[float, _number(0.0, 1e6)]  # per unit consumed: $1M per million tokens
-UsdPerHour = Annotated[float, _number(0.0, 100_000.0)]  # ~1,000x the priciest cloud instance
+CapexUsd = Annotated[float, number(0.0, 1e12)]
+UsdPerMonth = Annotated[float, number(0.0, 1e11)]
+UsdPerUnit = Annotated[float, number(0.0, 1e6)]  # per unit consumed: $1M per million tokens
+UsdPerHour = Annotated[float, number(0.0, 100_000.0)]  # ~1,000x the priciest cloud instance
 Month = Annotated[StrictInt, Field(ge=1, le=600)]
 # Straight-line depreciation: one month (the engine's floor) to 50 years (buildings).
-DepreciationYears = Annotated[float, _number(1 / 12, 50.0)]
-Fraction = Annotated[float, _number(0.0, 1.0)]
+DepreciationYears = Annotated[float, number(1 / 12, 50.0)]
+Fraction = Annotated[float, number(0.0, 1.0)]
 # Utilisation below 1% of rated capacity is not a plan; at 0 the capacity needed is infinite.
-Utilisation = Annotated[float, _number(0.01, 1.0)]
+Utilisation = Annotated[float, number(0.01, 1.0)]
 # Escalation per year: -99% to +100% (the engine's range).
-Escalation = Annotated[float, _number(-0.99, 1.0)]
+Escalation = Annotated[float, number(-0.99, 1.0)]
 # Whole units: a million servers or instances is ~5x the largest cluster reported.
 Units = Annotated[StrictInt, Field(ge=0, le=1_000_000)]
 # Tokens one unit serves in a month: 10^4 (a CPU at 0.004 tokens/s) to 10^15 (~40,000x one
 # H100's ~10^4 tokens/s over a month).
-TokensPerUnit = Annotated[float, _number(1e4, 1e15)]
+TokensPerUnit = Annotated[float, number(1e4, 1e15)]
 # Lines of one kind in one plan: a detailed bill of materials has tens of lines, not thousands.
 MAX_LINES = 50
 MAX_PLANS = 5
@@ -105,7 +98,7 @@ class UsageLineIn(Body):
     usd_per_unit: UsdPerUnit
     unit: Name = "million tokens"
     # Units per million tokens: > 0 (a line that consumes nothing is no line) to a million.
-    units_per_million_tokens: float = _number(0.0, 1e6, low_open=True, default=1.0)
+    units_per_million_tokens: float = number(0.0, 1e6, low_open=True, default=1.0)
     category: Category = "tokens"
 
 
@@ -115,7 +108,7 @@ class InstanceLineIn(Body):
     tokens_per_month_per_instance: TokensPerUnit
     utilisation: Utilisation = 1.0
     minimum_instances: Units = 0
-    hours_per_month: float = _number(0.0, 744.0, low_open=True, default=730.0)  # 31 days x 24 h
+    hours_per_month: float = number(0.0, 744.0, low_open=True, default=730.0)  # 31 days x 24 h
     fallback_usd_per_instance_hour: UsdPerHour | None = None
     spot_availability: Fraction = 1.0
     category: Category = "compute"
@@ -168,12 +161,12 @@ class RecommendedPlanIn(Body):
 
 
 PlanIn = Annotated[CustomPlanIn | RecommendedPlanIn, Field(discriminator="kind")]
-TokensPerMonth = Annotated[float, _number(0.0, MAX_TOKENS_PER_MONTH)]
+TokensPerMonth = Annotated[float, number(0.0, MAX_TOKENS_PER_MONTH)]
 
 
 class TrafficIn(Body):
     tokens_per_month: TokensPerMonth = Field(0.0, description="Tokens in month 1.")
-    growth_per_month: float = _number(
+    growth_per_month: float = number(
         -0.99,
         1.0,
         default=0.0,
@@ -188,7 +181,7 @@ class TrafficIn(Body):
 
 class FinanceAssumptionsIn(Body):
     horizon_months: Annotated[StrictInt, Field(ge=1, le=MAX_HORIZON_MONTHS)] = 36
-    discount_rate_annual: float = _number(0.0, 1.0, default=0.08, description="Cost of capital, 0 to 1.")
+    discount_rate_annual: float = number(0.0, 1.0, default=0.08, description="Cost of capital, 0 to 1.")
     residual_value: Literal["book_value", "none"] = "book_value"
 
 
@@ -335,7 +328,7 @@ InputName = Literal[
 ]
 # Values an input takes: growth and escalation from -0.99, multipliers up to 1,000x (a price or a
 # traffic a thousand times the plan's is beyond any planning range), horizons up to 600 months.
-InputValue = Annotated[float, _number(-0.99, 1_000.0)]
+InputValue = Annotated[float, number(-0.99, 1_000.0)]
 
 
 class DistributionIn(Body):
@@ -382,8 +375,8 @@ class BreakEvenIn(Body):
     plan_b: Name
     variable: Literal["volume", "utilisation", "horizon_months"] = "volume"
     # volume: tokens a month (at most MAX_TOKENS_PER_MONTH); utilisation: (0, 1]; horizon: months.
-    low: Annotated[float, _number(0.0, MAX_TOKENS_PER_MONTH)] | None = None
-    high: Annotated[float, _number(0.0, MAX_TOKENS_PER_MONTH)] | None = None
+    low: Annotated[float, number(0.0, MAX_TOKENS_PER_MONTH)] | None = None
+    high: Annotated[float, number(0.0, MAX_TOKENS_PER_MONTH)] | None = None
     points: Annotated[StrictInt, Field(ge=3, le=1000)] = Field(
         61, description=f"Grid points; points x cost lines x horizon_months at most {MAX_EVALUATION_WORK:,}."
     )

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from wheretorun.bounds import MAX_ACCELERATORS, MAX_CONTEXT_TOKENS, MAX_TOTAL_TOKENS, Id, Text
+from wheretorun.fields import number
 
 __all__ = [
     "AcceleratorSpecIn",
@@ -23,13 +24,6 @@ def _whole(low: int, high: int, description: str | None = None) -> Any:
     return Field(ge=low, le=high, description=description)
 
 
-def _number(low: float, high: float, *, low_open: bool = False) -> Any:
-    """A finite number in [low, high] (or (low, high] with `low_open`)."""
-    if low_open:
-        return Field(gt=low, le=high, allow_inf_nan=False, strict=True)
-    return Field(ge=low, le=high, allow_inf_nan=False, strict=True)
-
-
 # Architecture bounds: ~10x the largest published model of each figure (GPT-style decoders up to
 # Llama 3.1 405B: 126 layers, hidden 16,384, 128 heads; DeepSeek-V3: 256 experts, vocab 129,280;
 # Gemma 3: vocab 262,144; context: MAX_CONTEXT_TOKENS), so shapes stay within float range.
@@ -37,13 +31,13 @@ Layers = Annotated[StrictInt, _whole(1, 2_000)]
 Width = Annotated[StrictInt, _whole(1, 1_000_000)]
 Heads = Annotated[StrictInt, _whole(1, 10_000)]
 Experts = Annotated[StrictInt, _whole(1, 10_000)]
-ParamsB = Annotated[float, _number(0.0, 100_000.0, low_open=True)]  # 100T: ~50x the largest (2T)
+ParamsB = Annotated[float, number(0.0, 100_000.0, low_open=True)]  # 100T: ~50x the largest (2T)
 Tokens = Annotated[StrictInt, _whole(1, MAX_CONTEXT_TOKENS)]
 AcceleratorCount = Annotated[StrictInt, _whole(1, MAX_ACCELERATORS)]
 Parallel = Annotated[StrictInt, _whole(1, 100_000)]  # a group larger than any cluster's nodes x 8
 # Latency targets: 0.01 ms (below any measured time per output token; the fastest published
 # decoders reach ~0.4 ms per token) to one hour.
-LatencyMs = Annotated[float, _number(0.01, 3_600_000.0)]
+LatencyMs = Annotated[float, number(0.01, 3_600_000.0)]
 
 
 class StrictBody(BaseModel):
@@ -85,16 +79,16 @@ class AcceleratorSpecIn(StrictBody):
     the largest single accelerator; memory up to 100 TB covers unified-memory systems."""
 
     name: Text = "custom"
-    memory_gb: Annotated[float, _number(0.001, 100_000.0)]
-    memory_bandwidth_gb_s: Annotated[float, _number(1.0, 100_000_000.0)]
+    memory_gb: Annotated[float, number(0.001, 100_000.0)]
+    memory_bandwidth_gb_s: Annotated[float, number(1.0, 100_000_000.0)]
     family: Text = Field("unknown", description="Chip architecture (hopper, ada, ...); selects efficiencies.")
     memory_kind: Literal["hbm", "gddr", "unified"]
-    bf16_tflops: Annotated[float, _number(0.001, 1_000_000.0)] | None = None
-    fp8_tflops: Annotated[float, _number(0.001, 1_000_000.0)] | None = None
-    int8_tops: Annotated[float, _number(0.001, 1_000_000.0)] | None = None
-    fp32_tflops: Annotated[float, _number(0.001, 1_000_000.0)] | None = None
-    tdp_w: Annotated[float, _number(1.0, 100_000.0)] | None = None
-    interconnect_gb_s: Annotated[float, _number(0.1, 100_000_000.0)] | None = None
+    bf16_tflops: Annotated[float, number(0.001, 1_000_000.0)] | None = None
+    fp8_tflops: Annotated[float, number(0.001, 1_000_000.0)] | None = None
+    int8_tops: Annotated[float, number(0.001, 1_000_000.0)] | None = None
+    fp32_tflops: Annotated[float, number(0.001, 1_000_000.0)] | None = None
+    tdp_w: Annotated[float, number(1.0, 100_000.0)] | None = None
+    interconnect_gb_s: Annotated[float, number(0.1, 100_000_000.0)] | None = None
     usable_memory_fraction: float = Field(1.0, gt=0, le=1, allow_inf_nan=False, strict=True)
 
 
@@ -109,7 +103,7 @@ Engine = Literal["vllm", "tensorrt-llm", "sglang", "tgi", "llama.cpp"]
 
 class CpuOffloadIn(StrictBody):
     # Host RAM: 1 GB/s (below single-channel DDR3) to 10 TB/s (~15x a 12-channel DDR5 server socket).
-    host_memory_bandwidth_gb_s: Annotated[float, _number(1.0, 10_000.0)] = Field(
+    host_memory_bandwidth_gb_s: Annotated[float, number(1.0, 10_000.0)] = Field(
         description="Host RAM bandwidth of the machine, GB/s."
     )
     gpu_layers: Annotated[StrictInt, _whole(0, 2_000)] | None = Field(
@@ -186,7 +180,7 @@ class TrainingEstimateCreate(StrictBody):
     accelerator_count: AcceleratorCount = 8
     method: Literal["full", "lora", "qlora"] = "full"
     precision: Text = Field("bf16", description="Compute precision: bf16, fp16, fp8 or fp32.")
-    tokens: Annotated[float, _number(1.0, MAX_TOTAL_TOKENS)] = Field(
+    tokens: Annotated[float, number(1.0, MAX_TOTAL_TOKENS)] = Field(
         description="Tokens processed in total (dataset tokens x epochs)."
     )
     sequence_length: Tokens = 2048
@@ -202,7 +196,7 @@ class TrainingEstimateCreate(StrictBody):
     accelerators_per_node: Annotated[StrictInt, _whole(1, 1_000)] = 8  # GB200 NVL72 racks: 72
     # Scale-out network per accelerator: 0.1 GB/s (below 1 Gb/s Ethernet) to 100 TB/s (~1,000x
     # 800 Gb/s InfiniBand XDR).
-    internode_bandwidth_gb_s: Annotated[float, _number(0.1, 100_000.0)] | None = None
+    internode_bandwidth_gb_s: Annotated[float, number(0.1, 100_000.0)] | None = None
 
 
 class MemoryRead(BaseModel):

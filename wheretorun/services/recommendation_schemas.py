@@ -19,7 +19,7 @@ from wheretorun.bounds import (
     NameList,
     distinct,
 )
-from wheretorun.fields import UtcDateTime
+from wheretorun.fields import UtcDateTime, number
 
 __all__ = [
     "AssumptionsIn",
@@ -33,27 +33,12 @@ __all__ = [
 OptionName = Literal["hosted_api", "cloud", "owned", "local", "hybrid"]
 
 
-def _number(
-    low: float,
-    high: float,
-    *,
-    low_open: bool = False,
-    default: float | None = None,
-    description: str | None = None,
-) -> Any:
-    """A finite number in [low, high] (or (low, high] with `low_open`); required unless `default`."""
-    value: Any = ... if default is None else default
-    if low_open:
-        return Field(value, gt=low, le=high, allow_inf_nan=False, strict=True, description=description)
-    return Field(value, ge=low, le=high, allow_inf_nan=False, strict=True, description=description)
-
-
 Tokens = Annotated[StrictInt, Field(ge=1, le=MAX_CONTEXT_TOKENS)]
-TotalTokens = Annotated[float, _number(0.0, MAX_TOTAL_TOKENS)]
+TotalTokens = Annotated[float, number(0.0, MAX_TOTAL_TOKENS)]
 # A deadline: 0.01 h (36 s; no batch or training job finishes faster) to 10 years.
-DeadlineHours = Annotated[float, _number(0.01, 87_600.0)]
+DeadlineHours = Annotated[float, number(0.01, 87_600.0)]
 # Latency targets: 0.01 ms (below any measured time per output token) to one hour.
-LatencyMs = Annotated[float, _number(0.01, 3_600_000.0)]
+LatencyMs = Annotated[float, number(0.01, 3_600_000.0)]
 
 
 class Body(BaseModel):
@@ -114,20 +99,20 @@ class InferenceWorkloadIn(ModelChoice):
     )
 
     kind: Literal["inference"]
-    requests_per_day: Annotated[float, _number(0.0, MAX_REQUESTS_PER_DAY)] | None = None
-    requests_per_second: Annotated[float, _number(0.0, MAX_REQUESTS_PER_DAY / 86_400)] | None = None
+    requests_per_day: Annotated[float, number(0.0, MAX_REQUESTS_PER_DAY)] | None = None
+    requests_per_second: Annotated[float, number(0.0, MAX_REQUESTS_PER_DAY / 86_400)] | None = None
     input_tokens: Tokens = Field(description="Average input tokens per request.")
     cached_input_tokens: Annotated[StrictInt, Field(ge=0, le=MAX_CONTEXT_TOKENS)] = Field(
         0, description="Of the input, tokens served from a prompt cache."
     )
     output_tokens: Tokens = Field(description="Average output tokens per request.")
     # The busiest hour against the average: 1,000 is a service idle but for one burst a day.
-    peak_to_average: float = _number(1.0, 1_000.0, default=1.0)
-    hourly_profile: list[Annotated[float, _number(0.0, 1e9)]] | None = Field(
+    peak_to_average: float = number(1.0, 1_000.0, default=1.0)
+    hourly_profile: list[Annotated[float, number(0.0, 1e9)]] | None = Field(
         None, min_length=24, max_length=24, description="24 relative loads, hour 0 to 23 (any scale)."
     )
     # -99% to +100% a month (doubling every month); over the horizon see MAX_TOTAL_GROWTH.
-    growth_per_month: float = _number(
+    growth_per_month: float = number(
         -0.99,
         1.0,
         default=0.0,
@@ -136,7 +121,7 @@ class InferenceWorkloadIn(ModelChoice):
     )
     ttft_ms: LatencyMs | None = None
     tpot_ms: LatencyMs | None = None
-    tokens_per_s_per_user: Annotated[float, _number(0.001, 100_000.0)] | None = Field(
+    tokens_per_s_per_user: Annotated[float, number(0.001, 100_000.0)] | None = Field(
         None, description="Alternative to tpot_ms: 1000 / tpot_ms."
     )
     redundancy: Annotated[StrictInt, Field(ge=0, le=16)] = Field(
@@ -187,17 +172,17 @@ class TrainingWorkloadIn(Body):
     kind: Literal["training"]
     model: Id
     method: Literal["full", "lora", "qlora"] = "full"
-    tokens: Annotated[float, _number(1.0, MAX_TOTAL_TOKENS)] | None = Field(
+    tokens: Annotated[float, number(1.0, MAX_TOTAL_TOKENS)] | None = Field(
         None, description="Tokens per run, epochs included."
     )
-    dataset_tokens: Annotated[float, _number(1.0, MAX_TOTAL_TOKENS)] | None = Field(
+    dataset_tokens: Annotated[float, number(1.0, MAX_TOTAL_TOKENS)] | None = Field(
         None, description="Alternative to `tokens`: with `epochs` (their product at most 1e15)."
     )
     # A thousandth of the dataset (a smoke run) to 1,000 passes over it.
-    epochs: float = _number(0.001, 1_000.0, default=1.0)
+    epochs: float = number(0.001, 1_000.0, default=1.0)
     deadline_hours: DeadlineHours | None = None
     # One run a century (fewer than one in the longest horizon) to one run an hour, every hour of the year.
-    runs_per_year: float = _number(0.01, 8_760.0, default=1.0)
+    runs_per_year: float = number(0.01, 8_760.0, default=1.0)
     sequence_length: Tokens = 2048
 
     @model_validator(mode="after")
@@ -220,7 +205,7 @@ WorkloadIn = Annotated[
 ]
 
 # Budgets: $10^12 a month or of capex is about the yearly capital spending of all hyperscalers.
-UsdBudget = Annotated[float, _number(0.0, 1e12)]
+UsdBudget = Annotated[float, number(0.0, 1e12)]
 
 
 class ConstraintsIn(Body):
@@ -251,8 +236,8 @@ class ReservedDiscountIn(Body):
     three_year: float = Field(ge=0, lt=1, allow_inf_nan=False, strict=True)
 
 
-Fraction = Annotated[float, _number(0.0, 1.0)]
-StaffUsdPerMonth = Annotated[float, _number(0.0, 10_000_000.0)]
+Fraction = Annotated[float, number(0.0, 1.0)]
+StaffUsdPerMonth = Annotated[float, number(0.0, 10_000_000.0)]
 Discount = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False, strict=True)]  # 0.3 = 30% off
 
 
@@ -263,14 +248,14 @@ class AssumptionsIn(Body):
 
     horizon_months: Annotated[StrictInt, Field(ge=1, le=MAX_HORIZON_MONTHS)] | None = None
     # A calendar month: 28 days (672 h) to 31 days (744 h).
-    hours_per_month: Annotated[float, _number(672.0, 744.0)] | None = None
-    electricity_usd_per_kwh: Annotated[float, _number(0.0, 10.0)] | None = None
-    pue: Annotated[float, _number(1.0, 3.0)] | None = None
-    colocation_usd_per_kw_month: Annotated[float, _number(0.0, 10_000.0)] | None = None
-    server_overhead_fraction: Annotated[float, _number(0.0, 10.0)] | None = None
-    cluster_network_fraction: Annotated[float, _number(0.0, 0.9)] | None = None
+    hours_per_month: Annotated[float, number(672.0, 744.0)] | None = None
+    electricity_usd_per_kwh: Annotated[float, number(0.0, 10.0)] | None = None
+    pue: Annotated[float, number(1.0, 3.0)] | None = None
+    colocation_usd_per_kw_month: Annotated[float, number(0.0, 10_000.0)] | None = None
+    server_overhead_fraction: Annotated[float, number(0.0, 10.0)] | None = None
+    cluster_network_fraction: Annotated[float, number(0.0, 0.9)] | None = None
     # One month to 20 years (hardware is written off over 3-6 years; 20 covers buildings-grade assets).
-    depreciation_years: Annotated[float, _number(1 / 12, 20.0)] | None = None
+    depreciation_years: Annotated[float, number(1 / 12, 20.0)] | None = None
     residual_value_fraction: Fraction | None = None
     cost_of_capital_annual: Fraction | None = None
     maintenance_fraction_annual: Fraction | None = None
@@ -278,12 +263,12 @@ class AssumptionsIn(Body):
     cloud_staff_usd_per_month: StaffUsdPerMonth | None = None
     hosted_staff_usd_per_month: StaffUsdPerMonth | None = None
     staff_usd_per_fte_month: StaffUsdPerMonth | None = None
-    accelerators_per_staff_fte: Annotated[float, _number(1.0, 1_000_000.0)] | None = None
-    target_utilisation: Annotated[float, _number(0.01, 1.0)] | None = None  # plan for at least 1% of capacity
-    spot_interruption_overhead: Annotated[float, _number(0.0, 5.0)] | None = None
-    spot_reclaims_per_instance_month: Annotated[float, _number(0.0, 100.0)] | None = None
-    spot_replacement_hours: Annotated[float, _number(0.0, 720.0)] | None = None
-    checkpoint_interval_hours: Annotated[float, _number(0.0, 8_760.0)] | None = None
+    accelerators_per_staff_fte: Annotated[float, number(1.0, 1_000_000.0)] | None = None
+    target_utilisation: Annotated[float, number(0.01, 1.0)] | None = None  # plan for at least 1% of capacity
+    spot_interruption_overhead: Annotated[float, number(0.0, 5.0)] | None = None
+    spot_reclaims_per_instance_month: Annotated[float, number(0.0, 100.0)] | None = None
+    spot_replacement_hours: Annotated[float, number(0.0, 720.0)] | None = None
+    checkpoint_interval_hours: Annotated[float, number(0.0, 8_760.0)] | None = None
     reserved_1y_discount: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False, strict=True)] | None = (
         Field(
             None,
@@ -303,15 +288,15 @@ class AssumptionsIn(Body):
         "the catalog's commitment terms and are labelled as yours.",
     )
     hardware_lead_time_months: Annotated[StrictInt, Field(ge=0, le=60)] | None = None
-    base_server_power_w: Annotated[float, _number(0.0, 100_000.0)] | None = None
-    training_gpu_power_fraction: Annotated[float, _number(0.01, 1.0)] | None = None  # of TDP; idle draws more
+    base_server_power_w: Annotated[float, number(0.0, 100_000.0)] | None = None
+    training_gpu_power_fraction: Annotated[float, number(0.01, 1.0)] | None = None  # of TDP; idle draws more
     serving_engine: Literal["vllm", "tensorrt-llm", "sglang", "tgi", "llama.cpp"] | None = None
     accelerators_per_sxm_server: Annotated[StrictInt, Field(ge=1, le=64)] | None = None
     accelerators_per_pcie_server: Annotated[StrictInt, Field(ge=1, le=64)] | None = None
     # A job spans at most the largest cluster reported (xAI Colossus, 200,000 GPUs).
     max_accelerators_per_job: Annotated[StrictInt, Field(ge=1, le=200_000)] | None = None
-    hosted_batch_completion_hours: Annotated[float, _number(0.01, 8_760.0)] | None = None
-    host_vm_usd_per_accelerator_hour: Annotated[float, _number(0.0, 1_000.0)] | None = None
+    hosted_batch_completion_hours: Annotated[float, number(0.01, 8_760.0)] | None = None
+    host_vm_usd_per_accelerator_hour: Annotated[float, number(0.0, 1_000.0)] | None = None
 
 
 # Literal copies of examples/chat-assistant-70b.yaml, nightly-batch-summaries.yaml and
