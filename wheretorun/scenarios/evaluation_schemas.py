@@ -23,6 +23,7 @@ from wheretorun.engine.finance import (
     MonteCarloResult,
     Sensitivity,
 )
+from wheretorun.engine.money import CENT, FLOAT_DIGITS
 
 __all__ = [
     "ScenarioBreakEvenRead",
@@ -36,17 +37,14 @@ __all__ = [
     "evaluation_fields",
 ]
 
-CENT = Decimal("0.01")
-# Enough digits for any finite float (up to ~1.8e308) at cent precision: rounding a large amount
-# can then never fail (the default context's 28 digits end at 10^26 USD).
-_FLOAT_DIGITS = 330
-
 
 def cents(value: float | None) -> Decimal | None:
-    """A float amount as exact dollars and cents; None when there is none or it is not finite."""
+    """A float amount as dollars and cents; None when there is none or it is not finite. Unlike
+    `engine.money.rounded` (the binary value, as recommendations round), it rounds the float's
+    shortest decimal form, as scenario answers always have: $2.675 is $2.68 here."""
     if value is None or not math.isfinite(value):
         return None
-    with localcontext(prec=_FLOAT_DIGITS):
+    with localcontext(prec=FLOAT_DIGITS):
         return Decimal(repr(value)).quantize(CENT)
 
 
