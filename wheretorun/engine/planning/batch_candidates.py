@@ -18,7 +18,13 @@ from wheretorun.engine.costs.cloud import JOB_MODES, Layout
 from wheretorun.engine.costs.demand import BatchDemand
 from wheretorun.engine.planning.acceptable_models import SelfHosted, acceptable_models
 from wheretorun.engine.planning.cloud_sizing import replica_layouts, size_offer_groups
-from wheretorun.engine.planning.cloud_table import Choice, ModeHours, OfferTable, choose_cheapest
+from wheretorun.engine.planning.cloud_table import (
+    Choice,
+    ModeHours,
+    OfferTable,
+    choose_cheapest,
+    one_per_group,
+)
 from wheretorun.engine.planning.context import SERVING_PRECISIONS, Context
 from wheretorun.engine.planning.offers import EligibleOffers, eligible_offers
 from wheretorun.engine.recommendation import RejectReason
@@ -142,12 +148,7 @@ def _plans(
     context: Context,
 ) -> list[CostedCandidate]:
     plans: list[CostedCandidate] = []
-    seen: set[int] = set()
-    for choice in choices:
-        group = int(table.group[choice.offer])
-        if group in seen or len(seen) >= _CLOUD_PLANS_KEPT:
-            continue
-        seen.add(group)
+    for choice in one_per_group(choices, table, _CLOUD_PLANS_KEPT):
         offer = table.offers[choice.offer]
         plan = cloud.batch_plan(
             offer, choice.mode, layouts[choice.key], model.model_id, demand, context.assumptions

@@ -36,6 +36,7 @@ __all__ = [
     "catalog_columns",
     "choose_cheapest",
     "clear_catalog_columns",
+    "one_per_group",
 ]
 
 
@@ -248,6 +249,19 @@ def choose_cheapest(
             for i in _cheapest_per_group(table.group[row_offer[feasible]], totals[feasible], feasible)
         )
     return sorted(candidates, key=lambda c: (c.total_usd, table.offers[c.offer].id, c.mode.name)), priced
+
+
+def one_per_group(choices: Sequence[Choice], table: OfferTable, most: int) -> list[Choice]:
+    """The first (cheapest) choice of each (accelerator, provider) group, for at most `most`
+    groups: the jobs' choices that become full plans."""
+    kept: dict[int, Choice] = {}
+    for choice in choices:
+        group = int(table.group[choice.offer])
+        if group not in kept:
+            kept[group] = choice
+            if len(kept) == most:
+                break
+    return list(kept.values())
 
 
 def _within(totals: FloatArray, cap: float | None) -> BoolArray:

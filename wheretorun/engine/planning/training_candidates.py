@@ -21,7 +21,7 @@ from wheretorun.engine.costs.owned import server_size
 from wheretorun.engine.costs.training_jobs import TrainingJob, job_sizer, year_limit_hours
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.planning.cloud_sizing import size_offer_groups
-from wheretorun.engine.planning.cloud_table import ModeHours, OfferTable, choose_cheapest
+from wheretorun.engine.planning.cloud_table import ModeHours, OfferTable, choose_cheapest, one_per_group
 from wheretorun.engine.planning.context import Context
 from wheretorun.engine.planning.offers import EligibleOffers, eligible_hardware, eligible_offers
 from wheretorun.engine.recommendation import RejectReason
@@ -112,12 +112,7 @@ def _cloud(
         describe=lambda offer, key, mode: offer_label(table.offers[offer], mode),
     )
     plans: list[CostedCandidate] = []
-    seen: set[int] = set()
-    for choice in choices:
-        group = int(table.group[choice.offer])
-        if group in seen or len(seen) >= _CLOUD_PLANS_KEPT:
-            continue
-        seen.add(group)
+    for choice in one_per_group(choices, table, _CLOUD_PLANS_KEPT):
         job = jobs[choice.key][_limit_of(choice.mode)]
         assert isinstance(job, TrainingJob)
         plan = costs.cloud_training_plan(
