@@ -48,26 +48,30 @@ def _plan(option: OptionKind, total: float, capex: float = 0.0) -> CostedCandida
     )
 
 
+def _server(plan: CostedCandidate, unit_cost: float, accelerators: int = 0) -> BaseOption:
+    """An owned base unit of 1 req/s, costing `unit_cost` over the horizon, at hand from month 0."""
+    return BaseOption(
+        plan=plan,
+        unit="server",
+        owned=True,
+        unit_rps=1.0,
+        replica_rps=1.0,
+        fixed_usd_per_unit=unit_cost,
+        capital_usd_per_unit=unit_cost,
+        capex_usd_per_unit=1000.0,
+        energy_usd_per_rps_hour=0.0,
+        available_from_month=0,
+        accelerators_per_unit=accelerators,
+    )
+
+
 def test_the_base_covers_the_quiet_hours_and_the_api_the_busy_one() -> None:
     demand = _demand()
     hours = 12 * 730.0
     unit_cost, api_per_rps_hour = 0.5 * hours, 1.0  # a base unit costs half of what the API charges for it
     api_total = float((demand.rates_rps @ demand.group_hours).sum()) * api_per_rps_hour
     inputs = HybridInputs(
-        bases=(
-            BaseOption(
-                plan=_plan(OptionKind.OWNED, 10 * unit_cost),
-                unit="server",
-                owned=True,
-                unit_rps=1.0,
-                replica_rps=1.0,
-                fixed_usd_per_unit=unit_cost,
-                capital_usd_per_unit=unit_cost,
-                capex_usd_per_unit=1000.0,
-                energy_usd_per_rps_hour=0.0,
-                available_from_month=0,
-            ),
-        ),
+        bases=(_server(_plan(OptionKind.OWNED, 10 * unit_cost), unit_cost),),
         bursts=(
             BurstOption(_plan(OptionKind.HOSTED_API, api_total), "api", True, 0.0, 0.0, api_per_rps_hour),
         ),
@@ -99,19 +103,7 @@ def test_staff_of_a_hybrid_base_scales_with_its_accelerators() -> None:
         staff_usd_per_fte_month=18_000.0,
         accelerators_per_staff_fte=250.0,
     )
-    base = BaseOption(
-        _plan(OptionKind.OWNED, 10 * unit_cost),
-        "server",
-        True,
-        1.0,
-        1.0,
-        unit_cost,
-        unit_cost,
-        1000.0,
-        0.0,
-        0,
-        accelerators_per_unit=100,
-    )
+    base = _server(_plan(OptionKind.OWNED, 10 * unit_cost), unit_cost, accelerators=100)
     api = BurstOption(_plan(OptionKind.HOSTED_API, api_total), "api", True, 0.0, 0.0, api_per_rps_hour)
     solution = solve_hybrid(HybridInputs((base,), (api,)), demand, staffed, Constraints())
     assert solution is not None
@@ -128,7 +120,7 @@ def test_cheap_enough_owned_capacity_takes_all_hours_unless_capex_is_capped() ->
     demand = _demand()
     unit_cost = 0.02 * 12 * 730.0  # below the API's price for even the one busy hour a day
     owned = _plan(OptionKind.OWNED, 10 * unit_cost, capex=10 * 1000.0)
-    base = BaseOption(owned, "server", True, 1.0, 1.0, unit_cost, unit_cost, 1000.0, 0.0, 0)
+    base = _server(owned, unit_cost)
     api_plan = _plan(OptionKind.HOSTED_API, 1e9)
     api = BurstOption(api_plan, "api", True, 0.0, 0.0, 1.0)
     free = solve_hybrid(HybridInputs((base,), (api,)), demand, NO_STAFF, Constraints())
@@ -195,20 +187,7 @@ def test_the_hybrid_is_repriced_at_another_volume_for_the_break_even() -> None:
         return dataclasses.replace(_plan(option, total), reprice=lambda m: _plan(option, total * m))
 
     inputs = HybridInputs(
-        bases=(
-            BaseOption(
-                plan=linear(OptionKind.OWNED, 10 * unit_cost),
-                unit="server",
-                owned=True,
-                unit_rps=1.0,
-                replica_rps=1.0,
-                fixed_usd_per_unit=unit_cost,
-                capital_usd_per_unit=unit_cost,
-                capex_usd_per_unit=1000.0,
-                energy_usd_per_rps_hour=0.0,
-                available_from_month=0,
-            ),
-        ),
+        bases=(_server(linear(OptionKind.OWNED, 10 * unit_cost), unit_cost),),
         bursts=(BurstOption(linear(OptionKind.HOSTED_API, api_total), "api", True, 0.0, 0.0, 1.0),),
     )
     solution = solve_hybrid(inputs, demand, NO_STAFF, Constraints())
@@ -243,19 +222,7 @@ def test_the_bound_that_skips_the_program_never_changes_the_answer(
     assumptions = dataclasses.replace(
         NO_STAFF, operations_staff_usd_per_month=staff, hosted_staff_usd_per_month=staff / 10
     )
-    base = BaseOption(
-        _plan(OptionKind.OWNED, 10 * unit_cost),
-        "server",
-        True,
-        1.0,
-        1.0,
-        unit_cost,
-        unit_cost,
-        1000.0,
-        0.0,
-        0,
-        accelerators_per_unit=accelerators,
-    )
+    base = _server(_plan(OptionKind.OWNED, 10 * unit_cost), unit_cost, accelerators=accelerators)
     api = BurstOption(_plan(OptionKind.HOSTED_API, api_total), "api", True, 0.0, 0.0, api_per_rps_hour)
     inputs = HybridInputs((base,), (api,))
     quick = solve_hybrid(inputs, demand, assumptions, Constraints())
@@ -276,9 +243,7 @@ def test_a_hosted_api_far_cheaper_than_any_base_skips_the_program() -> None:
     hours = 12 * 730.0
     api_total = float((demand.rates_rps @ demand.group_hours).sum())
     api_plan = _plan(OptionKind.HOSTED_API, api_total)
-    base = BaseOption(
-        _plan(OptionKind.OWNED, 1e9), "server", True, 1.0, 1.0, 0.9 * hours, 0.9 * hours, 1.0, 0.0, 0
-    )
+    base = _server(_plan(OptionKind.OWNED, 1e9), 0.9 * hours)
     staffed = dataclasses.replace(NO_STAFF, operations_staff_usd_per_month=50_000.0)
     inputs = HybridInputs((base,), (BurstOption(api_plan, "api", True, 0.0, 0.0, 1.0),))
     assert hybrid._least_mix_usd(inputs, hybrid._periods(demand, 0), staffed, 0) > api_total
