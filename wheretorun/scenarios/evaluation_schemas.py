@@ -53,7 +53,7 @@ def _value(item: Any) -> Any:
 
 
 Usd = Annotated[Decimal | None, BeforeValidator(cents)]
-Name = Annotated[str, BeforeValidator(_value)]
+EnumText = Annotated[str, BeforeValidator(_value)]
 """A name the engine holds as an enum member (a cost category, a metric): its value."""
 
 
@@ -79,8 +79,8 @@ class MonthFlowRead(_FromResult):
 
 class PlanCostLineRead(_FromResult):
     name: str
-    category: Name
-    kind: Name
+    category: EnumText
+    kind: EnumText
     total_usd: Usd
 
 
@@ -117,7 +117,7 @@ class MonteCarloPlanRead(_FromResult):
 class MonteCarloRead(_FromResult):
     samples: int
     seed: int
-    metric: Name
+    metric: EnumText
     plans: list[MonteCarloPlanRead]
 
 
@@ -137,13 +137,13 @@ class TornadoRead(_FromResult):
 
 
 class SensitivityRead(_FromResult):
-    metric: Name
+    metric: EnumText
     plans: list[TornadoRead]
 
 
 class CrossingRead(_FromResult):
     x: float
-    kind: Name
+    kind: EnumText
     plan_a_usd: Usd
     plan_b_usd: Usd
     cheaper_below: str | None
@@ -159,9 +159,9 @@ class CurvePointRead(_FromResult):
 class ScenarioBreakEvenRead(_FromResult):
     plan_a: str
     plan_b: str
-    variable: Name
-    unit: Name
-    metric: Name
+    variable: EnumText
+    unit: str
+    metric: EnumText
     never: bool
     value: float | None
     crossings: list[CrossingRead]
@@ -240,13 +240,13 @@ class ComparisonRowRead(_FromResult):
     key: str
     usd: list[Usd]
     delta_usd: list[Usd]
-    changes: list[Name]
+    changes: list[EnumText]
 
 
 class ComparisonLineRead(ComparisonRowRead):
     """A cost line, per plan (null where a plan has no such line)."""
 
-    category: Name | None
+    category: EnumText | None
 
 
 class ComparisonRead(_FromResult):
