@@ -83,6 +83,7 @@ __all__ = ["BaseOption", "BurstOption", "HybridInputs", "HybridPartValue", "Hybr
 
 _MIP_GAP = 1e-6
 _TIME_LIMIT_S = 1.0  # a guard against pathological inputs; pure plans still guard the answer
+_NOISE_USD = 0.01  # less than a cent in a variable's cost is the solver's rounding, not a real amount
 _ONE_STAGE_BURST_INTEGERS = 24  # above this many whole-instance burst variables, solve in two stages
 
 
@@ -488,8 +489,7 @@ def _result(builder: _Builder, periods: list[_Period], solution: FloatArray) -> 
     units = [round(float(solution[x])) for x in builder.bases]
     shares = _shares(builder, periods, units, solution)
     used = [i for i, n in enumerate(units) if n > 0]
-    # a burst paid less than a cent is the solver's rounding noise, not a source in the mix
-    used_bursts = [i for i, o in enumerate(inputs.bursts) if usd.get(f"burst:{i}", 0.0) >= 0.01]
+    used_bursts = [i for i, o in enumerate(inputs.bursts) if usd.get(f"burst:{i}", 0.0) >= _NOISE_USD]
     total = sum(usd.values())
     options: list[BaseOption | BurstOption] = [
         *(inputs.bases[i] for i in used),
@@ -575,7 +575,7 @@ def _plan(
     for tag, name in (("staff:owned", "owned"), ("staff:cloud", "rented"), ("staff:api", "hosted-API")):
         if usd.get(tag, 0.0) > 0:
             lines.append(Line(STAFF, usd[tag], f"{name} operations; the minimum per deployment"))
-        if usd.get(f"{tag}_scaled", 0.0) > 0.005:
+        if usd.get(f"{tag}_scaled", 0.0) >= _NOISE_USD:
             lines.append(
                 Line(SCALED_STAFF, usd[f"{tag}_scaled"], f"{name} operations: the fleet above the minimum")
             )
