@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -48,6 +49,7 @@ from wheretorun.engine.sweep import SweepGrid, SweepResult, sweep_inference
 
 __all__ = [
     "REPLICA_SIZES",
+    "CapacityTable",
     "ReplicaCapacity",
     "clear_capacity_cache",
     "max_batch",
@@ -87,6 +89,10 @@ class ReplicaCapacity:
     @property
     def ok(self) -> bool:
         return self.verdict is None
+
+
+# One replica's capacity by (accelerator id, accelerators per replica, precision); read-only.
+CapacityTable = Mapping[tuple[str, int, Precision], ReplicaCapacity]
 
 
 def max_batch(engine: ServingEngine, spec: AcceleratorSpec) -> int:
@@ -165,26 +171,26 @@ def serving_capacities(
     ttft_ms: float | None,
     tpot_ms: float | None,
     efficiency: EfficiencyTable = DEFAULT_EFFICIENCY,
-) -> dict[tuple[str, int, Precision], ReplicaCapacity]:
+) -> CapacityTable:
     """Capacity of one replica for every accelerator x replica size x precision.
 
     Remembered for the most recent argument sets: the capacities depend on nothing else (the
     catalog's hardware specs, the model, the request shape and targets, the calibration), not on
     volumes, prices or constraints, so a planning loop over volumes or prices, or a repeated
-    request, computes them once. The cache holds frozen values; each call gets its own dict.
+    request, computes them once. The table is read-only, and the same object for the same
+    arguments, so what is derived from it can be remembered by its identity (the replica
+    layouts of planning/cloud_sizing.py).
     """
-    return dict(
-        _serving_capacities(
-            model,
-            tuple(accelerators),
-            tuple(precisions),
-            engine,
-            input_tokens,
-            output_tokens,
-            ttft_ms,
-            tpot_ms,
-            efficiency,
-        )
+    return _serving_capacities(
+        model,
+        tuple(accelerators),
+        tuple(precisions),
+        engine,
+        input_tokens,
+        output_tokens,
+        ttft_ms,
+        tpot_ms,
+        efficiency,
     )
 
 
@@ -195,6 +201,24 @@ def clear_capacity_cache() -> None:
 
 @functools.lru_cache(maxsize=_CACHED_CAPACITY_TABLES)
 def _serving_capacities(
+    model: ModelArchitecture,
+    accelerators: tuple[tuple[str, AcceleratorSpec], ...],
+    precisions: tuple[Precision, ...],
+    engine: ServingEngine,
+    input_tokens: int,
+    output_tokens: int,
+    ttft_ms: float | None,
+    tpot_ms: float | None,
+    efficiency: EfficiencyTable,
+) -> CapacityTable:
+    return MappingProxyType(
+        _capacities(
+            model, accelerators, precisions, engine, input_tokens, output_tokens, ttft_ms, tpot_ms, efficiency
+        )
+    )
+
+
+def _capacities(
     model: ModelArchitecture,
     accelerators: tuple[tuple[str, AcceleratorSpec], ...],
     precisions: tuple[Precision, ...],

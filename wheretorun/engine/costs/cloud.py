@@ -42,7 +42,7 @@ import numpy as np
 
 from wheretorun.engine import spot_reclaims
 from wheretorun.engine.assumptions import Assumptions
-from wheretorun.engine.capacity import REPLICA_SIZES, ReplicaCapacity
+from wheretorun.engine.capacity import REPLICA_SIZES, CapacityTable, ReplicaCapacity
 from wheretorun.engine.catalog import CloudOffer
 from wheretorun.engine.costs.arrays import FloatArray, ceil_array
 from wheretorun.engine.costs.candidate import CostedCandidate, Line
@@ -125,7 +125,7 @@ def whole_accelerators(count: Decimal) -> int | None:
 
 
 def choose_layout(
-    capacities: dict[tuple[str, int, Precision], ReplicaCapacity],
+    capacities: CapacityTable,
     accelerator_id: str,
     accelerators: int,
     precision: Precision,

@@ -10,7 +10,7 @@ same rate need the same capacity and cost the same.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -24,7 +24,10 @@ _SECONDS_PER_HOUR = 3600.0
 
 @dataclass(frozen=True, slots=True)
 class ServingDemand:
-    """Requests per second per (month, hour group), and the tokens of one request."""
+    """Requests per second per (month, hour group), and the tokens of one request.
+
+    The totals derived from the rates (`peak_rps`, `requests_per_month`, `total_requests`) are
+    computed once, when the demand is made: every plan of a recommendation reads them."""
 
     rates_rps: FloatArray  # (months, hour groups)
     group_hours: FloatArray  # (hour groups,): hours per month each group stands for
@@ -35,6 +38,15 @@ class ServingDemand:
     redundancy: int
     ttft_ms: float | None
     tpot_ms: float | None
+    peak_rps: float = field(init=False)
+    requests_per_month: FloatArray = field(init=False, repr=False)
+    total_requests: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        per_month = np.asarray(self.rates_rps @ self.group_hours * _SECONDS_PER_HOUR, dtype=np.float64)
+        object.__setattr__(self, "peak_rps", float(self.rates_rps.max()) if self.rates_rps.size else 0.0)
+        object.__setattr__(self, "requests_per_month", per_month)
+        object.__setattr__(self, "total_requests", float(per_month.sum()))
 
     @classmethod
     def from_workload(cls, workload: InferenceWorkload, months: int, hours_per_month: float) -> ServingDemand:
@@ -65,18 +77,6 @@ class ServingDemand:
     @property
     def months(self) -> int:
         return int(self.rates_rps.shape[0])
-
-    @property
-    def peak_rps(self) -> float:
-        return float(self.rates_rps.max())
-
-    @property
-    def requests_per_month(self) -> FloatArray:
-        return np.asarray(self.rates_rps @ self.group_hours * _SECONDS_PER_HOUR, dtype=np.float64)
-
-    @property
-    def total_requests(self) -> float:
-        return float(self.requests_per_month.sum())
 
     @property
     def tokens_per_request(self) -> int:

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from wheretorun.engine.assumptions import Assumptions
-from wheretorun.engine.capacity import REPLICA_SIZES, ReplicaCapacity
+from wheretorun.engine.capacity import REPLICA_SIZES, CapacityTable, ReplicaCapacity
 from wheretorun.engine.catalog import AcceleratorEntry, HardwarePrice
 from wheretorun.engine.costs.arrays import ceil_count
 from wheretorun.engine.costs.candidate import CostedCandidate, Line
@@ -90,7 +90,7 @@ def server_size(entry: AcceleratorEntry, assumptions: Assumptions) -> int:
 
 
 def choose_server_layout(
-    capacities: dict[tuple[str, int, Precision], ReplicaCapacity],
+    capacities: CapacityTable,
     accelerator_id: str,
     size: int,
     precision: Precision,

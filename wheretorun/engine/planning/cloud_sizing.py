@@ -17,7 +17,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from wheretorun.engine.capacity import ReplicaCapacity
+from wheretorun.engine.capacity import CapacityTable, ReplicaCapacity
 from wheretorun.engine.costs.arrays import IntArray
 from wheretorun.engine.costs.cloud import Layout, choose_layout
 from wheretorun.engine.planning.cloud_table import OfferTable
@@ -27,7 +27,7 @@ from wheretorun.engine.precision import Precision
 from wheretorun.engine.rules import hardware_spec
 from wheretorun.engine.rules.rejection import Rejection
 
-__all__ = ["CloudSizing", "replica_layouts", "size_offer_groups", "unsized"]
+__all__ = ["CloudSizing", "clear_layout_memo", "replica_layouts", "size_offer_groups", "unsized"]
 
 T = TypeVar("T")
 
@@ -48,20 +48,25 @@ def size_offer_groups(
     """Keep each group's sizing, or count its rows x `modes` pricing modes as rejected."""
     sizings: list[T] = []
     row_offer: list[IntArray] = []
-    row_key: list[IntArray] = []
+    rows_per_sizing: list[int] = []
     rejected = 0
     for rows, sized in groups:
         if isinstance(sized, Rejection):
-            book.record(sized, offer_name(table.offers[int(rows[0])]), len(rows) * modes)
-            rejected += len(rows) * modes
+            count = len(rows) * modes
+            rejected += count
+            if book.wants_example(sized.reason):
+                book.record(sized, offer_name(table.offers[int(rows[0])]), count)
+            else:
+                book.add_count(sized.reason, count)
             continue
         row_offer.append(rows)
-        row_key.append(np.full(len(rows), len(sizings), dtype=np.int64))
+        rows_per_sizing.append(len(rows))
         sizings.append(sized)
     if not sizings:
         empty = np.zeros(0, dtype=np.int64)
         return CloudSizing(sizings, empty, empty, rejected)
-    return CloudSizing(sizings, np.concatenate(row_offer), np.concatenate(row_key), rejected)
+    row_key = np.repeat(np.arange(len(sizings), dtype=np.int64), rows_per_sizing)
+    return CloudSizing(sizings, np.concatenate(row_offer), row_key, rejected)
 
 
 def unsized(considered: list[ReplicaCapacity], accelerator_id: str) -> Rejection:
@@ -69,15 +74,42 @@ def unsized(considered: list[ReplicaCapacity], accelerator_id: str) -> Rejection
     return sizing_failure(considered) if considered else hardware_spec.no_spec_to_size(accelerator_id)
 
 
+LayoutKey = tuple[str, int, Precision]  # (accelerator id, accelerators per instance, precision)
+
+# The layouts chosen from the last few capacity tables, found by identity: a capacity table is
+# remembered between requests (capacity.serving_capacities) and never changed, and the layout of
+# a key depends only on the table, so the memo changes timing, never answers.
+_LAYOUT_MEMO: list[tuple[CapacityTable, dict[LayoutKey, Layout | Rejection]]] = []
+_LAYOUT_MEMO_KEPT = 8
+
+
+def _layouts_of(capacities: CapacityTable) -> dict[LayoutKey, Layout | Rejection]:
+    for known, remembered in _LAYOUT_MEMO:
+        if known is capacities:
+            return remembered
+    layouts: dict[LayoutKey, Layout | Rejection] = {}
+    _LAYOUT_MEMO.insert(0, (capacities, layouts))
+    del _LAYOUT_MEMO[_LAYOUT_MEMO_KEPT:]
+    return layouts
+
+
+def clear_layout_memo() -> None:
+    """Forget the remembered layouts (the next request chooses them afresh)."""
+    _LAYOUT_MEMO.clear()
+
+
 def replica_layouts(
-    offers: EligibleOffers,
-    capacities: dict[tuple[str, int, Precision], ReplicaCapacity],
-    precisions: Iterable[Precision],
+    offers: EligibleOffers, capacities: CapacityTable, precisions: Iterable[Precision]
 ) -> Iterator[tuple[IntArray, Layout | Rejection]]:
     """Serving and batch groups: each (accelerator, accelerators per instance) x precision, with
     the replica layout that serves most per instance (costs/cloud.choose_layout) or why none does."""
     chosen = list(precisions)
+    known = _layouts_of(capacities)
     for (accelerator_id, size), rows in offers.by_size.items():
         for precision in chosen:
-            layout, considered = choose_layout(capacities, accelerator_id, size, precision)
-            yield rows, layout if layout is not None else unsized(considered, accelerator_id)
+            key = (accelerator_id, size, precision)
+            sized = known.get(key)
+            if sized is None:
+                layout, considered = choose_layout(capacities, accelerator_id, size, precision)
+                sized = known[key] = layout if layout is not None else unsized(considered, accelerator_id)
+            yield rows, sized

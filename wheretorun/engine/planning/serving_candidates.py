@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from wheretorun.engine.assumptions import Assumptions
-from wheretorun.engine.capacity import ReplicaCapacity, serving_capacities
+from wheretorun.engine.capacity import CapacityTable, serving_capacities
 from wheretorun.engine.catalog import AcceleratorEntry, ApiPriceOffer
 from wheretorun.engine.costs import cloud, hosted
 from wheretorun.engine.costs.candidate import CostedCandidate
@@ -171,7 +171,7 @@ def _self_hosted(
 
 def _cloud(
     model: SelfHosted,
-    capacities: dict[tuple[str, int, Precision], ReplicaCapacity],
+    capacities: CapacityTable,
     precisions: list[Precision],
     offers: EligibleOffers,
     demand: ServingDemand,
@@ -346,7 +346,7 @@ def _bridge(
 
 def _owned(
     model: SelfHosted,
-    capacities: dict[tuple[str, int, Precision], ReplicaCapacity],
+    capacities: CapacityTable,
     precisions: list[Precision],
     entries: list[AcceleratorEntry],
     demand: ServingDemand,
@@ -413,7 +413,7 @@ def _tdp(entry: AcceleratorEntry) -> float:
 
 def _local(
     model: SelfHosted,
-    capacities: dict[tuple[str, int, Precision], ReplicaCapacity],
+    capacities: CapacityTable,
     precisions: list[Precision],
     entries: list[AcceleratorEntry],
     demand: ServingDemand,
