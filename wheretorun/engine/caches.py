@@ -11,7 +11,7 @@ from __future__ import annotations
 from wheretorun.engine import spot_reclaims, training_setting
 from wheretorun.engine.capacity import clear_capacity_cache
 from wheretorun.engine.costs import training_jobs
-from wheretorun.engine.planning import cloud_sizing, cloud_table
+from wheretorun.engine.planning import cloud_table, layouts
 
 __all__ = ["clear_caches"]
 
@@ -23,4 +23,4 @@ def clear_caches() -> None:
     training_jobs.clear_job_sizers()
     spot_reclaims.poisson_quantile.cache_clear()
     cloud_table.clear_catalog_columns()
-    cloud_sizing.clear_layout_memo()
+    layouts.clear_layout_memo()

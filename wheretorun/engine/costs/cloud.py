@@ -158,6 +158,13 @@ class ServingHours:
     peak_instances: FloatArray
     served_capacity_hours: FloatArray  # replica-capacity-hours paid while autoscaled (for utilisation)
 
+    def row(self, index: int) -> ServingHours:
+        """The hours of sizing `index` alone (as `serving_hours` of that sizing would give)."""
+        at = slice(index, index + 1)
+        return ServingHours(
+            self.autoscaled[at], self.always_on[at], self.peak_instances[at], self.served_capacity_hours[at]
+        )
+
 
 def serving_hours(
     demand: ServingDemand, planned_rps: FloatArray, per_instance: FloatArray, minimum_replicas: int = 1
@@ -335,20 +342,22 @@ def serving_plan(
     demand: ServingDemand,
     assumptions: Assumptions,
     hosted_usd_per_request: float | None = None,
+    hours: ServingHours | None = None,
 ) -> CostedCandidate | None:
     """Serving `model_id` on instances of `offer` for the horizon; None when unpriced, or on spot
     when no fallback is priced (neither the offer's on-demand price nor `hosted_usd_per_request`,
-    the cheapest hosted API's price of a request of the same model)."""
+    the cheapest hosted API's price of a request of the same model). `hours` are the layout's
+    `serving_hours` when the caller computed them already (for all layouts at once)."""
     price = hourly_price(offer, mode, assumptions)
     if price is None:
         return None
-    fallback = _spot_fallback(offer, mode, layout, demand, assumptions, hosted_usd_per_request)
+    capacity = layout.capacity
+    if hours is None:
+        planned = np.asarray([capacity.requests_per_s * assumptions.target_utilisation])
+        hours = serving_hours(demand, planned, np.asarray([float(layout.per_instance)]))
+    fallback = _spot_fallback(offer, mode, hours, demand, assumptions, hosted_usd_per_request)
     if spot_fallback(mode.pricing, fallback_priced=fallback is not None) is not None:
         return None
-    capacity = layout.capacity
-    planned = np.asarray([capacity.requests_per_s * assumptions.target_utilisation])
-    per_instance = np.asarray([float(layout.per_instance)])
-    hours = serving_hours(demand, planned, per_instance)
     paid = float(paid_hours(hours, mode, demand)[0])
     peak = int(hours.peak_instances[0])
     months = demand.months
@@ -411,16 +420,14 @@ def serving_plan(
 def _spot_fallback(
     offer: CloudOffer,
     mode: CloudMode,
-    layout: Layout,
+    hours: ServingHours,
     demand: ServingDemand,
     assumptions: Assumptions,
     hosted_usd_per_request: float | None,
 ) -> spot_reclaims.SpotFallback | None:
-    """Spot serving's fallback (spot_reclaims.py); None for other modes."""
+    """Spot serving's fallback (spot_reclaims.py) for the layout's `hours`; None for other modes."""
     if mode.pricing != "spot":
         return None
-    planned = np.asarray([layout.capacity.requests_per_s * assumptions.target_utilisation])
-    hours = serving_hours(demand, planned, np.asarray([float(layout.per_instance)]))
     on_demand = hourly_price(offer, CloudMode("on_demand", "autoscaled"), assumptions)
     hosted = None if hosted_usd_per_request is None else hosted_usd_per_request * demand.total_requests
     return spot_reclaims.serving_fallback(

@@ -41,6 +41,7 @@ class ServingDemand:
     peak_rps: float = field(init=False)
     requests_per_month: FloatArray = field(init=False, repr=False)
     total_requests: float = field(init=False)
+    _heads: dict[int, ServingDemand] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         per_month = np.asarray(self.rates_rps @ self.group_hours * _SECONDS_PER_HOUR, dtype=np.float64)
@@ -71,8 +72,11 @@ class ServingDemand:
         return dataclasses.replace(self, rates_rps=self.rates_rps * multiplier)
 
     def head(self, months: int) -> ServingDemand:
-        """The first `months` months only (what must be served while hardware is on order)."""
-        return dataclasses.replace(self, rates_rps=self.rates_rps[:months])
+        """The first `months` months only (what must be served while hardware is on order);
+        made once per demand and length, as every owned candidate bridges the same months."""
+        if months not in self._heads:
+            self._heads[months] = dataclasses.replace(self, rates_rps=self.rates_rps[:months])
+        return self._heads[months]
 
     @property
     def months(self) -> int:

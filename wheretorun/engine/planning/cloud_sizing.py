@@ -17,17 +17,17 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from wheretorun.engine.capacity import CapacityTable, ReplicaCapacity
+from wheretorun.engine.capacity import CapacityTable
 from wheretorun.engine.costs.arrays import IntArray
-from wheretorun.engine.costs.cloud import Layout, choose_layout
+from wheretorun.engine.costs.cloud import Layout
 from wheretorun.engine.planning.cloud_table import OfferTable
-from wheretorun.engine.planning.offers import EligibleOffers, offer_name, sizing_failure
+from wheretorun.engine.planning.layouts import instance_layout
+from wheretorun.engine.planning.offers import EligibleOffers, offer_name
 from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.precision import Precision
-from wheretorun.engine.rules import hardware_spec
 from wheretorun.engine.rules.rejection import Rejection
 
-__all__ = ["CloudSizing", "clear_layout_memo", "replica_layouts", "size_offer_groups", "unsized"]
+__all__ = ["CloudSizing", "replica_layouts", "size_offer_groups"]
 
 T = TypeVar("T")
 
@@ -69,47 +69,12 @@ def size_offer_groups(
     return CloudSizing(sizings, np.concatenate(row_offer), row_key, rejected)
 
 
-def unsized(considered: list[ReplicaCapacity], accelerator_id: str) -> Rejection:
-    """Why no replica size was kept: the sizes tried (offers.sizing_failure), or no spec to try."""
-    return sizing_failure(considered) if considered else hardware_spec.no_spec_to_size(accelerator_id)
-
-
-LayoutKey = tuple[str, int, Precision]  # (accelerator id, accelerators per instance, precision)
-
-# The layouts chosen from the last few capacity tables, found by identity: a capacity table is
-# remembered between requests (capacity.serving_capacities) and never changed, and the layout of
-# a key depends only on the table, so the memo changes timing, never answers.
-_LAYOUT_MEMO: list[tuple[CapacityTable, dict[LayoutKey, Layout | Rejection]]] = []
-_LAYOUT_MEMO_KEPT = 8
-
-
-def _layouts_of(capacities: CapacityTable) -> dict[LayoutKey, Layout | Rejection]:
-    for known, remembered in _LAYOUT_MEMO:
-        if known is capacities:
-            return remembered
-    layouts: dict[LayoutKey, Layout | Rejection] = {}
-    _LAYOUT_MEMO.insert(0, (capacities, layouts))
-    del _LAYOUT_MEMO[_LAYOUT_MEMO_KEPT:]
-    return layouts
-
-
-def clear_layout_memo() -> None:
-    """Forget the remembered layouts (the next request chooses them afresh)."""
-    _LAYOUT_MEMO.clear()
-
-
 def replica_layouts(
     offers: EligibleOffers, capacities: CapacityTable, precisions: Iterable[Precision]
 ) -> Iterator[tuple[IntArray, Layout | Rejection]]:
     """Serving and batch groups: each (accelerator, accelerators per instance) x precision, with
-    the replica layout that serves most per instance (costs/cloud.choose_layout) or why none does."""
+    the replica layout that serves most per instance (layouts.instance_layout) or why none does."""
     chosen = list(precisions)
-    known = _layouts_of(capacities)
     for (accelerator_id, size), rows in offers.by_size.items():
         for precision in chosen:
-            key = (accelerator_id, size, precision)
-            sized = known.get(key)
-            if sized is None:
-                layout, considered = choose_layout(capacities, accelerator_id, size, precision)
-                sized = known[key] = layout if layout is not None else unsized(considered, accelerator_id)
-            yield rows, sized
+            yield rows, instance_layout(capacities, accelerator_id, size, precision)

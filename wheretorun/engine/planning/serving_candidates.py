@@ -21,7 +21,6 @@ from wheretorun.engine.costs.candidate import CostedCandidate
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import (
     OwnedSizing,
-    choose_server_layout,
     local_plan,
     owned_plan,
     owned_sizing,
@@ -30,9 +29,10 @@ from wheretorun.engine.costs.owned import (
 from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF
 from wheretorun.engine.hybrid import BaseOption, BurstOption, HybridInputs
 from wheretorun.engine.planning.acceptable_models import SelfHosted, acceptable_models
-from wheretorun.engine.planning.cloud_sizing import replica_layouts, size_offer_groups, unsized
+from wheretorun.engine.planning.cloud_sizing import replica_layouts, size_offer_groups
 from wheretorun.engine.planning.cloud_table import Choice, ModeHours, OfferTable, choose_cheapest
 from wheretorun.engine.planning.context import SERVING_PRECISIONS, Context
+from wheretorun.engine.planning.layouts import server_layout, unsized
 from wheretorun.engine.planning.offers import (
     EligibleOffers,
     eligible_hardware,
@@ -214,8 +214,9 @@ def _cloud(
 
     def plan_of(choice: Choice) -> CostedCandidate | None:
         offer = table.offers[choice.offer]
+        layout = layouts[choice.key]
         plan = cloud.serving_plan(
-            offer, choice.mode, layouts[choice.key], model.model_id, demand, a, hosted_per_request
+            offer, choice.mode, layout, model.model_id, demand, a, hosted_per_request, hours.row(choice.key)
         )
         no_fallback = spot_fallback(choice.mode.pricing, fallback_priced=False) if plan is None else None
         if no_fallback is not None and choice.offer not in refused:
@@ -368,9 +369,9 @@ def _owned(
             if lead is not None:
                 book.record(lead, f"owned {entry.id}")
                 continue
-            layout, considered = choose_server_layout(capacities, entry.id, server_size(entry, a), precision)
-            if layout is None:
-                book.record(unsized(considered, entry.id), f"owned {entry.id}")
+            layout = server_layout(capacities, entry.id, server_size(entry, a), precision)
+            if isinstance(layout, Rejection):
+                book.record(layout, f"owned {entry.id}")
                 continue
             sizing = owned_sizing(entry, price, tdp, layout, demand, a, bridge)
             over = over_limits(sizing.total_usd / demand.months, sizing.capex_usd, context.constraints)

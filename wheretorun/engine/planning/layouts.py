@@ -1,0 +1,83 @@
+"""The replica layout of each (accelerator, accelerators per instance or server, precision), or
+why none serves, chosen once per capacity table.
+
+A capacity table is remembered between requests and never changed
+(capacity.serving_capacities), and a layout depends on nothing but the table and its key, so the
+layouts chosen from the last few tables are remembered by the table's identity: a repeated
+request, or one that differs only in volume, prices or constraints, looks them up. The memo
+changes timing, never answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from wheretorun.engine.capacity import CapacityTable, ReplicaCapacity
+from wheretorun.engine.costs.cloud import Layout, choose_layout
+from wheretorun.engine.costs.owned import choose_server_layout
+from wheretorun.engine.planning.offers import sizing_failure
+from wheretorun.engine.precision import Precision
+from wheretorun.engine.rules import hardware_spec
+from wheretorun.engine.rules.rejection import Rejection
+
+__all__ = ["clear_layout_memo", "instance_layout", "server_layout", "unsized"]
+
+# (chooser, accelerator id, accelerators per instance or server, precision)
+_Key = tuple[str, str, int, Precision]
+_Chooser = Callable[[CapacityTable, str, int, Precision], tuple[Layout | None, list[ReplicaCapacity]]]
+
+_MEMO: list[tuple[CapacityTable, dict[_Key, Layout | Rejection]]] = []
+_TABLES_KEPT = 8
+
+
+def instance_layout(
+    capacities: CapacityTable, accelerator_id: str, accelerators: int, precision: Precision
+) -> Layout | Rejection:
+    """A cloud instance's layout: the replica size that serves most per instance
+    (costs/cloud.choose_layout), or why no size does."""
+    return _layout(capacities, "instance", choose_layout, accelerator_id, accelerators, precision)
+
+
+def server_layout(
+    capacities: CapacityTable, accelerator_id: str, accelerators: int, precision: Precision
+) -> Layout | Rejection:
+    """An owned server's layout: the replica size that divides the server and serves most
+    (costs/owned.choose_server_layout), or why no size does."""
+    return _layout(capacities, "server", choose_server_layout, accelerator_id, accelerators, precision)
+
+
+def unsized(considered: list[ReplicaCapacity], accelerator_id: str) -> Rejection:
+    """Why no replica size was kept: the sizes tried (offers.sizing_failure), or no spec to try."""
+    return sizing_failure(considered) if considered else hardware_spec.no_spec_to_size(accelerator_id)
+
+
+def clear_layout_memo() -> None:
+    """Forget the remembered layouts (the next request chooses them afresh)."""
+    _MEMO.clear()
+
+
+def _layout(
+    capacities: CapacityTable,
+    chooser_name: str,
+    chooser: _Chooser,
+    accelerator_id: str,
+    accelerators: int,
+    precision: Precision,
+) -> Layout | Rejection:
+    known = _remembered(capacities)
+    key = (chooser_name, accelerator_id, accelerators, precision)
+    chosen = known.get(key)
+    if chosen is None:
+        layout, considered = chooser(capacities, accelerator_id, accelerators, precision)
+        chosen = known[key] = layout if layout is not None else unsized(considered, accelerator_id)
+    return chosen
+
+
+def _remembered(capacities: CapacityTable) -> dict[_Key, Layout | Rejection]:
+    for table, layouts in _MEMO:
+        if table is capacities:
+            return layouts
+    fresh: dict[_Key, Layout | Rejection] = {}
+    _MEMO.insert(0, (capacities, fresh))
+    del _MEMO[_TABLES_KEPT:]
+    return fresh
