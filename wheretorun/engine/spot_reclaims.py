@@ -30,8 +30,10 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import TypeVar
 
 from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.costs.arrays import FloatArray
 
 __all__ = [
     "SERVING_RISK",
@@ -59,6 +61,9 @@ STANDBY_QUANTILE = 0.99
 _MAX_LOST_SHARE = 0.95
 
 
+_Hours = TypeVar("_Hours", float, FloatArray)
+
+
 def reclaims_per_instance_hour(assumptions: Assumptions) -> float:
     return assumptions.spot_reclaims_per_instance_month / assumptions.hours_per_month
 
@@ -74,11 +79,13 @@ def training_spot_hours(wall_hours: float, instances: int, assumptions: Assumpti
     return _stretched(wall_hours, reclaims_per_instance_hour(a) * instances * loss)
 
 
-def batch_spot_hours(instance_hours: float, assumptions: Assumptions) -> float:
-    """Instance-hours of independent work on spot: each reclaim loses one replacement time."""
-    return _stretched(
-        instance_hours, reclaims_per_instance_hour(assumptions) * assumptions.spot_replacement_hours
-    )
+def batch_spot_hours(instance_hours: _Hours, assumptions: Assumptions) -> _Hours:
+    """Instance-hours of independent work on spot: each reclaim loses one replacement time (for
+    one job, or an array of them)."""
+    lost_share = reclaims_per_instance_hour(assumptions) * assumptions.spot_replacement_hours
+    if lost_share >= _MAX_LOST_SHARE:
+        return instance_hours * 0.0 + math.inf
+    return instance_hours / (1.0 - lost_share)
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ a batch job for the hours it runs, scaled with the accelerators it runs.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TypeVar
@@ -59,9 +60,11 @@ __all__ = [
     "JOB_MODES",
     "SERVING_MODES",
     "CloudMode",
+    "BatchJobs",
     "Layout",
     "ReservedRate",
     "ServingHours",
+    "batch_jobs",
     "batch_plan",
     "catalog_reserved_rate",
     "choose_layout",
@@ -509,22 +512,43 @@ def batch_job(
     layout: Layout, demand: BatchDemand, mode: CloudMode, assumptions: Assumptions
 ) -> tuple[int, float, float] | None:
     """(instances, wall-clock hours, instance-hours billed at the mode's price) to finish by the
-    deadline, or None when `max_accelerators_per_job` accelerators cannot.
+    deadline, or None when `max_accelerators_per_job` accelerators cannot (`batch_jobs` of one
+    layout)."""
+    jobs = batch_jobs([layout], demand, mode, assumptions)
+    if math.isnan(jobs.instance_hours[0]):
+        return None
+    return int(jobs.instances[0]), float(jobs.wall_hours[0]), float(jobs.instance_hours[0])
+
+
+@dataclass(frozen=True, slots=True)
+class BatchJobs:
+    """One batch job per layout (arrays of the layouts' length); NaN where a layout cannot."""
+
+    instances: FloatArray
+    wall_hours: FloatArray
+    instance_hours: FloatArray  # billed at the mode's price
+
+
+def batch_jobs(
+    layouts: Sequence[Layout], demand: BatchDemand, mode: CloudMode, assumptions: Assumptions
+) -> BatchJobs:
+    """The job on each layout that finishes by the deadline, all layouts at once.
 
     Each replica works at its full concurrency. On spot the instance-hours include the work the
     reclaims lose (spot_reclaims.py); a flat extra share, when the request sets one, is in
-    the hourly price and lengthens the wall-clock time.
-    Model loading is not charged."""
-    per_instance_rps = layout.per_instance * layout.capacity.requests_per_s
-    if per_instance_rps <= 0:
-        return None
+    the hourly price and lengthens the wall-clock time. A layout whose job would need more than
+    `max_accelerators_per_job` accelerators gets NaN. Model loading is not charged."""
+    per_instance_rps = np.asarray([lay.per_instance * lay.capacity.requests_per_s for lay in layouts])
+    accelerators = np.asarray([float(lay.accelerators) for lay in layouts])
     slowdown = 1 + assumptions.spot_interruption_overhead if mode.pricing == "spot" else 1.0
-    instance_hours = demand.requests / per_instance_rps / 3600
+    serving = per_instance_rps > 0
+    instance_hours = demand.requests / np.where(serving, per_instance_rps, np.nan) / 3600
     if mode.pricing == "spot":
         instance_hours = spot_reclaims.batch_spot_hours(instance_hours, assumptions)
-        if not math.isfinite(instance_hours):
-            return None
-    instances = max(math.ceil(instance_hours * slowdown / demand.deadline_hours - 1e-9), 1)
-    if instances * layout.accelerators > assumptions.max_accelerators_per_job:
-        return None
-    return instances, instance_hours * slowdown / instances, instance_hours
+    instances = np.maximum(np.ceil(instance_hours * slowdown / demand.deadline_hours - 1e-9), 1.0)
+    too_large = ~np.isfinite(instance_hours) | (
+        instances * accelerators > assumptions.max_accelerators_per_job
+    )
+    instance_hours = np.where(too_large, np.nan, instance_hours)
+    instances = np.where(too_large, np.nan, instances)
+    return BatchJobs(instances, instance_hours * slowdown / instances, instance_hours)

@@ -9,8 +9,6 @@ inference workload (steady traffic) or a training workload (runs per year).
 
 from __future__ import annotations
 
-import numpy as np
-
 from wheretorun.engine.capacity import serving_capacities
 from wheretorun.engine.costs import cloud, hosted
 from wheretorun.engine.costs.candidate import CostedCandidate
@@ -125,11 +123,7 @@ def _cloud(
 def _mode_hours(
     mode: cloud.CloudMode, layouts: list[Layout], demand: BatchDemand, context: Context
 ) -> ModeHours:
-    hours = np.full(len(layouts), np.nan)
-    for key, layout in enumerate(layouts):
-        job = cloud.batch_job(layout, demand, mode, context.assumptions)
-        if job is not None:
-            hours[key] = job[2]
+    hours = cloud.batch_jobs(layouts, demand, mode, context.assumptions).instance_hours
 
     def detail(key: int) -> str:
         accelerator_id = layouts[key].capacity.accelerator_id
