@@ -11,7 +11,7 @@ sizing of its group.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -21,10 +21,11 @@ from wheretorun.engine.capacity import CapacityTable
 from wheretorun.engine.costs.arrays import IntArray
 from wheretorun.engine.costs.cloud import Layout
 from wheretorun.engine.planning.cloud_table import OfferTable
-from wheretorun.engine.planning.layouts import instance_layout
+from wheretorun.engine.planning.layouts import instance_layouts
 from wheretorun.engine.planning.offers import EligibleOffers, offer_name
 from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.precision import Precision
+from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.rules.rejection import Rejection
 
 __all__ = ["CloudSizing", "replica_layouts", "size_offer_groups"]
@@ -50,6 +51,7 @@ def size_offer_groups(
     row_offer: list[IntArray] = []
     rows_per_sizing: list[int] = []
     rejected = 0
+    uncounted: dict[RejectReason, int] = {}  # rejections past the examples, counted at the end
     for rows, sized in groups:
         if isinstance(sized, Rejection):
             count = len(rows) * modes
@@ -57,11 +59,13 @@ def size_offer_groups(
             if book.wants_example(sized.reason):
                 book.record(sized, offer_name(table.offers[int(rows[0])]), count)
             else:
-                book.add_count(sized.reason, count)
+                uncounted[sized.reason] = uncounted.get(sized.reason, 0) + count
             continue
         row_offer.append(rows)
         rows_per_sizing.append(len(rows))
         sizings.append(sized)
+    for reason, count in uncounted.items():
+        book.add_count(reason, count)
     if not sizings:
         empty = np.zeros(0, dtype=np.int64)
         return CloudSizing(sizings, empty, empty, rejected)
@@ -71,10 +75,10 @@ def size_offer_groups(
 
 def replica_layouts(
     offers: EligibleOffers, capacities: CapacityTable, precisions: Iterable[Precision]
-) -> Iterator[tuple[IntArray, Layout | Rejection]]:
+) -> Iterable[tuple[IntArray, Layout | Rejection]]:
     """Serving and batch groups: each (accelerator, accelerators per instance) x precision, with
-    the replica layout that serves most per instance (layouts.instance_layout) or why none does."""
+    the replica layout that serves most per instance (layouts.instance_layouts) or why none does."""
     chosen = list(precisions)
-    for (accelerator_id, size), rows in offers.by_size.items():
-        for precision in chosen:
-            yield rows, instance_layout(capacities, accelerator_id, size, precision)
+    keys = [(accelerator_id, size, p) for accelerator_id, size in offers.by_size for p in chosen]
+    rows = [group for group in offers.by_size.values() for _ in chosen]
+    return zip(rows, instance_layouts(capacities, keys), strict=True)

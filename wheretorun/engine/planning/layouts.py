@@ -10,7 +10,7 @@ changes timing, never answers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from wheretorun.engine.capacity import CapacityTable, ReplicaCapacity
 from wheretorun.engine.costs.cloud import Layout, choose_layout
@@ -20,7 +20,7 @@ from wheretorun.engine.precision import Precision
 from wheretorun.engine.rules import hardware_spec
 from wheretorun.engine.rules.rejection import Rejection
 
-__all__ = ["clear_layout_memo", "instance_layout", "server_layout", "unsized"]
+__all__ = ["clear_layout_memo", "instance_layouts", "server_layout", "unsized"]
 
 # (chooser, accelerator id, accelerators per instance or server, precision)
 _Key = tuple[str, str, int, Precision]
@@ -30,12 +30,16 @@ _MEMO: list[tuple[CapacityTable, dict[_Key, Layout | Rejection]]] = []
 _TABLES_KEPT = 8
 
 
-def instance_layout(
-    capacities: CapacityTable, accelerator_id: str, accelerators: int, precision: Precision
-) -> Layout | Rejection:
-    """A cloud instance's layout: the replica size that serves most per instance
-    (costs/cloud.choose_layout), or why no size does."""
-    return _layout(capacities, "instance", choose_layout, accelerator_id, accelerators, precision)
+def instance_layouts(
+    capacities: CapacityTable, keys: Sequence[tuple[str, int, Precision]]
+) -> list[Layout | Rejection]:
+    """Cloud instances' layouts, one per (accelerator id, accelerators per instance, precision)
+    key: the replica size that serves most per instance (costs/cloud.choose_layout), or why no
+    size does."""
+    known = _remembered(capacities)
+    return [
+        known.get(("instance", *key)) or _layout(capacities, "instance", choose_layout, *key) for key in keys
+    ]
 
 
 def server_layout(
