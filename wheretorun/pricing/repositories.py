@@ -452,6 +452,17 @@ def catalog_version_at(session: Session, as_of: dt.datetime) -> CatalogVersion |
     return session.scalars(query).first()
 
 
+def catalog_version_id_at(session: Session, as_of: dt.datetime) -> int | None:
+    """The id of `catalog_version_at(as_of)`, without loading the row (asked on every request)."""
+    query = (
+        select(CatalogVersion.id)
+        .where(CatalogVersion.created_at <= as_of)
+        .order_by(CatalogVersion.created_at.desc(), CatalogVersion.id.desc())
+        .limit(1)
+    )
+    return session.scalar(query)
+
+
 @dataclass(frozen=True)
 class ReadPoint:
     """The moment a read sees the catalog at (None: now, the current rows) and the version that is."""

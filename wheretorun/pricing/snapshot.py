@@ -157,13 +157,13 @@ def load_accelerator_spec(session: Session, name_or_id: str, field: str = "accel
 
 def catalog_version_in_force(session: Session, as_of: dt.datetime | None) -> int:
     """The newest catalog version at `as_of` (now when None); before the first load, the first."""
-    version = repo.catalog_version_at(session, as_of or dt.datetime.now(dt.UTC))
-    if version is None:
+    version_id = repo.catalog_version_id_at(session, as_of or dt.datetime.now(dt.UTC))
+    if version_id is None:
         # a moment before the first load: the seed's prices start at their sources' dates
-        version = session.scalars(select(CatalogVersion).order_by(CatalogVersion.id).limit(1)).first()
-    if version is None:
+        version_id = session.scalar(select(CatalogVersion.id).order_by(CatalogVersion.id).limit(1))
+    if version_id is None:
         raise Unavailable("the catalog is empty: run `wheretorun db seed`")
-    return version.id
+    return version_id
 
 
 def build_snapshot(session: Session, as_of: dt.datetime | None = None) -> CatalogSnapshot:

@@ -131,10 +131,25 @@ def clear_catalog_columns() -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class SelectedOffers:
+    """The catalog's offers at `rows`, in that order; each is looked up when read (a request
+    reads a few dozen of its ~3,000 eligible offers)."""
+
+    catalog: tuple[CloudOffer, ...]
+    rows: IntArray
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: int) -> CloudOffer:
+        return self.catalog[int(self.rows[index])]
+
+
+@dataclass(frozen=True, slots=True)
 class OfferTable:
     """The offers eligible for one request, as parallel arrays."""
 
-    offers: tuple[CloudOffer, ...]
+    offers: SelectedOffers
     accelerators: IntArray
     on_demand: FloatArray  # NaN: no price
     spot: FloatArray
@@ -153,9 +168,8 @@ class OfferTable:
             math.nan if vm is None else vm * columns.accelerator_count[rows],
             0.0,
         )
-        offers = tuple(columns.offers[int(row)] for row in rows)
         return cls(
-            offers=offers,
+            offers=SelectedOffers(columns.offers, rows),
             accelerators=columns.accelerators[rows],
             on_demand=columns.on_demand[rows],
             spot=columns.spot[rows],
