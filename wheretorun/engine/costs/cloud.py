@@ -450,13 +450,16 @@ def batch_plan(
     model_id: str,
     demand: BatchDemand,
     assumptions: Assumptions,
+    job: tuple[int, float, float] | None = None,
 ) -> CostedCandidate | None:
     """One batch job on as many instances of `offer` as the deadline needs; None when unpriced or
-    when even the largest allowed job (`max_accelerators_per_job`) misses the deadline."""
+    when even the largest allowed job (`max_accelerators_per_job`) misses the deadline. `job` is
+    the layout's `batch_job` when the caller sized it already (for all layouts at once)."""
     price = hourly_price(offer, mode, assumptions)
     if price is None:
         return None
-    job = batch_job(layout, demand, mode, assumptions)
+    if job is None:
+        job = batch_job(layout, demand, mode, assumptions)
     if job is None:
         return None
     instances, wall_hours, instance_hours = job
@@ -514,10 +517,7 @@ def batch_job(
     """(instances, wall-clock hours, instance-hours billed at the mode's price) to finish by the
     deadline, or None when `max_accelerators_per_job` accelerators cannot (`batch_jobs` of one
     layout)."""
-    jobs = batch_jobs([layout], demand, mode, assumptions)
-    if math.isnan(jobs.instance_hours[0]):
-        return None
-    return int(jobs.instances[0]), float(jobs.wall_hours[0]), float(jobs.instance_hours[0])
+    return batch_jobs([layout], demand, mode, assumptions).job(0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -527,6 +527,12 @@ class BatchJobs:
     instances: FloatArray
     wall_hours: FloatArray
     instance_hours: FloatArray  # billed at the mode's price
+
+    def job(self, index: int) -> tuple[int, float, float] | None:
+        """(instances, wall-clock hours, instance-hours) of layout `index`; None when it cannot."""
+        if math.isnan(self.instance_hours[index]):
+            return None
+        return int(self.instances[index]), float(self.wall_hours[index]), float(self.instance_hours[index])
 
 
 def batch_jobs(

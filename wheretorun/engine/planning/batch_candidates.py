@@ -102,13 +102,14 @@ def _cloud(
     layouts = sized.sizings
     if not layouts:
         return [], sized.rejected
+    jobs = {mode: cloud.batch_jobs(layouts, demand, mode, a) for mode in JOB_MODES}
     budget = context.constraints.max_usd_per_month
     months = max(1.0, demand.deadline_hours / _HOURS_PER_BUDGET_MONTH)
     choices, priced = choose_cheapest(
         table,
         sized.row_offer,
         sized.row_key,
-        [_mode_hours(mode, layouts, demand, context) for mode in JOB_MODES],
+        [_mode_hours(mode, jobs[mode], layouts, demand, context) for mode in JOB_MODES],
         fixed_usd=0.0,
         max_total_usd=None if budget is None else budget * months,
         assumptions=a,
@@ -117,13 +118,17 @@ def _cloud(
             f"{cloud.offer_label(table.offers[offer], mode)} {layouts[key].capacity.precision.value}"
         ),
     )
-    return _plans(choices, table, layouts, model, demand, context), sized.rejected + priced
+    return _plans(choices, table, layouts, jobs, model, demand, context), sized.rejected + priced
 
 
 def _mode_hours(
-    mode: cloud.CloudMode, layouts: list[Layout], demand: BatchDemand, context: Context
+    mode: cloud.CloudMode,
+    jobs: cloud.BatchJobs,
+    layouts: list[Layout],
+    demand: BatchDemand,
+    context: Context,
 ) -> ModeHours:
-    hours = cloud.batch_jobs(layouts, demand, mode, context.assumptions).instance_hours
+    hours = jobs.instance_hours
 
     def detail(key: int) -> str:
         accelerator_id = layouts[key].capacity.accelerator_id
@@ -137,15 +142,17 @@ def _plans(
     choices: list[Choice],
     table: OfferTable,
     layouts: list[Layout],
+    jobs: dict[cloud.CloudMode, cloud.BatchJobs],
     model: SelfHosted,
     demand: BatchDemand,
     context: Context,
 ) -> list[CostedCandidate]:
     plans: list[CostedCandidate] = []
     for choice in one_per_group(choices, table, _CLOUD_PLANS_KEPT):
-        offer = table.offers[choice.offer]
+        offer, key = table.offers[choice.offer], choice.key
+        job = jobs[choice.mode].job(key)
         plan = cloud.batch_plan(
-            offer, choice.mode, layouts[choice.key], model.model_id, demand, context.assumptions
+            offer, choice.mode, layouts[key], model.model_id, demand, context.assumptions, job
         )
         if plan is not None:
             plans.append(plan)
