@@ -41,6 +41,9 @@ class ServingDemand:
     peak_rps: float = field(init=False)
     requests_per_month: FloatArray = field(init=False, repr=False)
     total_requests: float = field(init=False)
+    # the demands derived from this one, each made once: every plan re-priced at a volume
+    # (volume_break_even.py) scales the same demand, every owned candidate bridges the same head
+    _scaled: dict[float, ServingDemand] = field(init=False, repr=False, compare=False, default_factory=dict)
     _heads: dict[int, ServingDemand] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -69,14 +72,28 @@ class ServingDemand:
 
     def scaled(self, multiplier: float) -> ServingDemand:
         """The same traffic shape at `multiplier` x the volume."""
-        return dataclasses.replace(self, rates_rps=self.rates_rps * multiplier)
+        if multiplier not in self._scaled:
+            self._scaled[multiplier] = self._with_rates(self.rates_rps * multiplier)
+        return self._scaled[multiplier]
 
     def head(self, months: int) -> ServingDemand:
-        """The first `months` months only (what must be served while hardware is on order);
-        made once per demand and length, as every owned candidate bridges the same months."""
+        """The first `months` months only (what must be served while hardware is on order)."""
         if months not in self._heads:
-            self._heads[months] = dataclasses.replace(self, rates_rps=self.rates_rps[:months])
+            self._heads[months] = self._with_rates(self.rates_rps[:months])
         return self._heads[months]
+
+    def _with_rates(self, rates_rps: FloatArray) -> ServingDemand:
+        return ServingDemand(
+            rates_rps=rates_rps,
+            group_hours=self.group_hours,
+            hours_per_month=self.hours_per_month,
+            input_tokens=self.input_tokens,
+            cached_input_tokens=self.cached_input_tokens,
+            output_tokens=self.output_tokens,
+            redundancy=self.redundancy,
+            ttft_ms=self.ttft_ms,
+            tpot_ms=self.tpot_ms,
+        )
 
     @property
     def months(self) -> int:
