@@ -9,6 +9,8 @@ inference workload (steady traffic) or a training workload (runs per year).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from wheretorun.engine.capacity import serving_capacities
 from wheretorun.engine.costs import cloud, hosted
 from wheretorun.engine.costs.candidate import CostedCandidate
@@ -139,7 +141,7 @@ def _mode_hours(
 
 
 def _plans(
-    choices: list[Choice],
+    choices: Iterable[Choice],
     table: OfferTable,
     layouts: list[Layout],
     jobs: dict[cloud.CloudMode, cloud.BatchJobs],

@@ -11,7 +11,7 @@ instance in 20 regions) would otherwise fill the ranking.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -33,6 +33,7 @@ __all__ = [
     "Choice",
     "ModeHours",
     "OfferTable",
+    "RankedChoices",
     "catalog_columns",
     "choose_cheapest",
     "clear_catalog_columns",
@@ -65,6 +66,7 @@ class CatalogColumns:
     accelerator_ids: tuple[str, ...]
     group: IntArray  # one id per (accelerator, provider)
     network: FloatArray  # cluster network GB/s per accelerator (cluster_network.py); NaN: none
+    id_order: IntArray  # each offer's place when the catalog is sorted by offer id
 
 
 def _codes(values: Sequence[str]) -> tuple[IntArray, tuple[str, ...]]:
@@ -82,6 +84,7 @@ def _columns(offers: tuple[CloudOffer, ...]) -> CatalogColumns:
     region, regions = _codes([o.region for o in offers])
     accelerator, accelerator_ids = _codes([o.accelerator_id for o in offers])
     group, _ = _codes([f"{o.accelerator_id}\t{o.provider}" for o in offers])
+    place = {offer_id: k for k, offer_id in enumerate(sorted({o.id for o in offers}))}
     return CatalogColumns(
         offers=offers,
         accelerators=np.asarray([counts[o.accelerator_count] for o in offers], dtype=np.int64),
@@ -99,6 +102,7 @@ def _columns(offers: tuple[CloudOffer, ...]) -> CatalogColumns:
         accelerator_ids=accelerator_ids,
         group=group,
         network=np.asarray([_network(o) for o in offers], dtype=np.float64),
+        id_order=np.asarray([place[o.id] for o in offers], dtype=np.int64),
     )
 
 
@@ -158,6 +162,7 @@ class OfferTable:
     reserved_3y: FloatArray
     group: IntArray  # one id per (accelerator, provider)
     network: FloatArray  # cluster network GB/s per accelerator; NaN: none
+    id_order: IntArray  # the offer's place in the catalog sorted by offer id (ties in ranking)
 
     @classmethod
     def select(cls, columns: CatalogColumns, rows: IntArray, assumptions: Assumptions) -> OfferTable:
@@ -178,6 +183,7 @@ class OfferTable:
             reserved_3y=_reserved(columns, rows, 3, assumptions),
             group=columns.group[rows],
             network=columns.network[rows],
+            id_order=columns.id_order[rows],
         )
 
     def prices(self, mode: CloudMode, assumptions: Assumptions) -> FloatArray:
@@ -235,6 +241,32 @@ class Choice:
     total_usd: float
 
 
+@dataclass(frozen=True, slots=True)
+class RankedChoices:
+    """Choices cheapest first (ties: offer id, then mode name), kept as arrays; a `Choice` is
+    made when read, as the planners read only the first few dozen of hundreds."""
+
+    offer: IntArray
+    key: IntArray
+    mode: IntArray  # index into `modes`
+    total_usd: FloatArray
+    modes: tuple[CloudMode, ...]
+
+    def __len__(self) -> int:
+        return len(self.offer)
+
+    def __getitem__(self, index: int) -> Choice:
+        return Choice(
+            int(self.offer[index]),
+            int(self.key[index]),
+            self.modes[int(self.mode[index])],
+            float(self.total_usd[index]),
+        )
+
+    def __iter__(self) -> Iterator[Choice]:
+        return (self[index] for index in range(len(self.offer)))
+
+
 def choose_cheapest(
     table: OfferTable,
     row_offer: IntArray,
@@ -246,26 +278,43 @@ def choose_cheapest(
     assumptions: Assumptions,
     book: RejectionBook,
     describe: Callable[[int, int, CloudMode], str],
-) -> tuple[list[Choice], int]:
+) -> tuple[RankedChoices, int]:
     """The cheapest feasible row per (accelerator, provider) and pricing mode, cheapest first, and
     the number of rows priced. Every rejected row is counted in `book`."""
-    candidates: list[Choice] = []
+    kept: list[tuple[IntArray, FloatArray, int]] = []  # (rows, totals, mode index) per mode
     priced = 0
-    for spec in modes:
+    for index, spec in enumerate(modes):
         prices = table.prices(spec.mode, assumptions)[row_offer]
         hours = spec.hours[row_key]
         totals = prices * hours + fixed_usd
         priced += len(row_offer)
         _count(book, spec, table, row_offer, row_key, prices, hours, totals, max_total_usd, describe)
         feasible = np.flatnonzero(~np.isnan(totals) & _within(totals, max_total_usd))
-        candidates.extend(
-            Choice(int(row_offer[i]), int(row_key[i]), spec.mode, float(totals[i]))
-            for i in _cheapest_per_group(table.group[row_offer[feasible]], totals[feasible], feasible)
-        )
-    return sorted(candidates, key=lambda c: (c.total_usd, table.offers[c.offer].id, c.mode.name)), priced
+        cheapest = _cheapest_per_group(table.group[row_offer[feasible]], totals[feasible], feasible)
+        kept.append((cheapest, totals[cheapest], index))
+    return _ranked(table, row_offer, row_key, kept, tuple(spec.mode for spec in modes)), priced
 
 
-def one_per_group(choices: Sequence[Choice], table: OfferTable, most: int) -> list[Choice]:
+def _ranked(
+    table: OfferTable,
+    row_offer: IntArray,
+    row_key: IntArray,
+    kept: list[tuple[IntArray, FloatArray, int]],
+    modes: tuple[CloudMode, ...],
+) -> RankedChoices:
+    """The kept rows of every mode in one list, cheapest first; equal totals are ordered by
+    offer id, then by mode name."""
+    rows = np.concatenate([r for r, _, _ in kept]) if kept else np.zeros(0, dtype=np.int64)
+    totals = np.concatenate([t for _, t, _ in kept]) if kept else np.zeros(0)
+    mode = np.concatenate([np.full(len(r), i, dtype=np.int64) for r, _, i in kept]) if kept else rows
+    name_place = {m.name: k for k, m in enumerate(sorted(modes, key=lambda m: m.name))}
+    mode_order = np.asarray([name_place[m.name] for m in modes], dtype=np.int64)
+    offer = row_offer[rows]
+    order = np.lexsort((mode_order[mode], table.id_order[offer], totals))
+    return RankedChoices(offer[order], row_key[rows][order], mode[order], totals[order], modes)
+
+
+def one_per_group(choices: Iterable[Choice], table: OfferTable, most: int) -> list[Choice]:
     """The first (cheapest) choice of each (accelerator, provider) group, for at most `most`
     groups: the jobs' choices that become full plans."""
     kept: dict[int, Choice] = {}
@@ -284,14 +333,14 @@ def _within(totals: FloatArray, cap: float | None) -> BoolArray:
     return np.asarray(totals <= cap, dtype=bool)
 
 
-def _cheapest_per_group(groups: IntArray, totals: FloatArray, rows: IntArray) -> list[int]:
+def _cheapest_per_group(groups: IntArray, totals: FloatArray, rows: IntArray) -> IntArray:
     """Row ids of the cheapest entry of each group (ties: the earlier row)."""
     if len(rows) == 0:
-        return []
+        return np.zeros(0, dtype=np.int64)
     order = np.lexsort((rows, totals, groups))
     first = np.ones(len(order), dtype=bool)
     first[1:] = groups[order][1:] != groups[order][:-1]
-    return [int(rows[i]) for i in order[first]]
+    return np.asarray(rows[order[first]], dtype=np.int64)
 
 
 def _count(

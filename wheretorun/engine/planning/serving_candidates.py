@@ -8,7 +8,7 @@ plans of each kind also feed the hybrid program (hybrid.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -234,7 +234,7 @@ def _cloud(
 
 
 def _keep_cloud_plans(
-    choices: list[Choice],
+    choices: Iterable[Choice],
     groups: np.ndarray,
     plan_of: Callable[[Choice], CostedCandidate | None],
     result: ServingCandidates,
@@ -253,12 +253,12 @@ def _keep_cloud_plans(
             break
 
 
-def _first(choices: list[Choice], pricing: tuple[str, ...], scaling: str) -> Choice | None:
+def _first(choices: Iterable[Choice], pricing: tuple[str, ...], scaling: str) -> Choice | None:
     return next((c for c in choices if c.mode.pricing in pricing and c.mode.scaling == scaling), None)
 
 
 def _cloud_bursts_and_base(
-    choices: list[Choice],
+    choices: Iterable[Choice],
     plan_of: Callable[[Choice], CostedCandidate | None],
     layouts: list[cloud.Layout],
     table: OfferTable,
