@@ -1,9 +1,9 @@
 """Every memo the engine keeps between calls, and one way to forget them all.
 
 Each memo holds results of pure functions of immutable values (capacity tables, replica
-layouts, training sizings, the catalog's columns, Poisson quantiles), is bounded in size, and
-changes timing only: `clear_caches()` exists so tests and benches can compare the remembered
-path with the answer computed afresh.
+layouts, the eligible offers and their sizing, training sizings, the catalog's columns, Poisson
+quantiles), is bounded in size, and changes timing only: `clear_caches()` exists so tests and
+benches can compare the remembered path with the answer computed afresh.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from wheretorun.engine import spot_reclaims, training_setting
 from wheretorun.engine.capacity import clear_capacity_cache
 from wheretorun.engine.costs import training_jobs
-from wheretorun.engine.planning import cloud_table, layouts
+from wheretorun.engine.planning import cloud_sizing, cloud_table, layouts, offers
 
 __all__ = ["clear_caches"]
 
@@ -24,3 +24,5 @@ def clear_caches() -> None:
     spot_reclaims.poisson_quantile.cache_clear()
     cloud_table.clear_catalog_columns()
     layouts.clear_layout_memo()
+    offers.clear_screened_offers()
+    cloud_sizing.clear_sized_groups()

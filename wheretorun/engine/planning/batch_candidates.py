@@ -17,7 +17,7 @@ from wheretorun.engine.costs.candidate import CostedCandidate
 from wheretorun.engine.costs.cloud import JOB_MODES, Layout
 from wheretorun.engine.costs.demand import BatchDemand
 from wheretorun.engine.planning.acceptable_models import SelfHosted, acceptable_models
-from wheretorun.engine.planning.cloud_sizing import replica_layouts, size_offer_groups
+from wheretorun.engine.planning.cloud_sizing import size_replica_groups
 from wheretorun.engine.planning.cloud_table import (
     Choice,
     ModeHours,
@@ -100,7 +100,7 @@ def _cloud(
         tpot_ms=None,
         efficiency=context.efficiency,
     )
-    sized = size_offer_groups(table, replica_layouts(offers, capacities, precisions), book, len(JOB_MODES))
+    sized = size_replica_groups(offers, capacities, precisions, book, len(JOB_MODES))
     layouts = sized.sizings
     if not layouts:
         return [], sized.rejected

@@ -11,7 +11,7 @@ sizing of its group.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -20,6 +20,7 @@ import numpy as np
 from wheretorun.engine.capacity import CapacityTable
 from wheretorun.engine.costs.arrays import IntArray
 from wheretorun.engine.costs.cloud import Layout
+from wheretorun.engine.memo import RecentResults
 from wheretorun.engine.planning.cloud_table import OfferTable
 from wheretorun.engine.planning.layouts import instance_layouts
 from wheretorun.engine.planning.offers import EligibleOffers, offer_name
@@ -28,7 +29,7 @@ from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.rules.rejection import Rejection
 
-__all__ = ["CloudSizing", "replica_layouts", "size_offer_groups"]
+__all__ = ["CloudSizing", "clear_sized_groups", "size_offer_groups", "size_replica_groups"]
 
 T = TypeVar("T")
 
@@ -71,6 +72,40 @@ def size_offer_groups(
         return CloudSizing(sizings, empty, empty, rejected)
     row_key = np.repeat(np.arange(len(sizings), dtype=np.int64), rows_per_sizing)
     return CloudSizing(sizings, np.concatenate(row_offer), row_key, rejected)
+
+
+def size_replica_groups(
+    offers: EligibleOffers,
+    capacities: CapacityTable,
+    precisions: Sequence[Precision],
+    book: RejectionBook,
+    modes: int,
+) -> CloudSizing[Layout]:
+    """Serving and batch: `size_offer_groups` of the replica layouts (`replica_layouts`),
+    remembered for the last few (eligible offers, capacity table, precisions, modes): a planning
+    loop over volumes or prices sizes the same groups. The rejections are replayed into `book`."""
+    sizing, rejected = _SIZED.get(
+        (offers, capacities),
+        (tuple(precisions), modes),
+        lambda: _sized(offers, capacities, precisions, modes),
+    )
+    book.merge(rejected)
+    return sizing
+
+
+_SIZED: RecentResults[tuple[CloudSizing[Layout], RejectionBook]] = RecentResults(kept=8)
+
+
+def clear_sized_groups() -> None:
+    """Forget the remembered sizings."""
+    _SIZED.clear()
+
+
+def _sized(
+    offers: EligibleOffers, capacities: CapacityTable, precisions: Sequence[Precision], modes: int
+) -> tuple[CloudSizing[Layout], RejectionBook]:
+    book = RejectionBook()
+    return size_offer_groups(offers.table, replica_layouts(offers, capacities, precisions), book, modes), book
 
 
 def replica_layouts(

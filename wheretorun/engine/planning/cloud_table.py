@@ -22,6 +22,7 @@ from wheretorun.engine.catalog import CloudOffer
 from wheretorun.engine.cluster_network import cluster_network
 from wheretorun.engine.costs.arrays import BoolArray, FloatArray, IntArray
 from wheretorun.engine.costs.cloud import CloudMode, catalog_reserved_rate, spot_price, whole_accelerators
+from wheretorun.engine.memo import RecentResults
 from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.rules.budget import OVER_MONTHLY_BUDGET
@@ -111,8 +112,7 @@ def _network(offer: CloudOffer) -> float:
     return math.nan if network is None else network.gb_s_per_accelerator(int(offer.accelerator_count))
 
 
-_RECENT: list[tuple[tuple[CloudOffer, ...], CatalogColumns]] = []
-_RECENT_KEPT = 4
+_COLUMNS: RecentResults[CatalogColumns] = RecentResults(kept=4)
 
 
 def catalog_columns(offers: tuple[CloudOffer, ...]) -> CatalogColumns:
@@ -120,18 +120,12 @@ def catalog_columns(offers: tuple[CloudOffer, ...]) -> CatalogColumns:
     immutable and reused by every request, and converting ~3,700 offers costs more than the rest
     of a recommendation's cloud pricing. The result depends only on `offers`, so the memo
     changes timing, never answers."""
-    for known, columns in _RECENT:
-        if known is offers:
-            return columns
-    columns = _columns(offers)
-    _RECENT.insert(0, (offers, columns))
-    del _RECENT[_RECENT_KEPT:]
-    return columns
+    return _COLUMNS.get((offers,), None, lambda: _columns(offers))
 
 
 def clear_catalog_columns() -> None:
     """Forget the remembered catalog columns."""
-    _RECENT.clear()
+    _COLUMNS.clear()
 
 
 @dataclass(frozen=True, slots=True)

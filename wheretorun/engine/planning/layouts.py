@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from wheretorun.engine.capacity import CapacityTable, ReplicaCapacity
 from wheretorun.engine.costs.cloud import Layout, choose_layout
 from wheretorun.engine.costs.owned import choose_server_layout
+from wheretorun.engine.memo import RecentResults
 from wheretorun.engine.planning.offers import sizing_failure
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.rules import hardware_spec
@@ -26,8 +27,7 @@ __all__ = ["clear_layout_memo", "instance_layouts", "server_layout", "unsized"]
 _Key = tuple[str, str, int, Precision]
 _Chooser = Callable[[CapacityTable, str, int, Precision], tuple[Layout | None, list[ReplicaCapacity]]]
 
-_MEMO: list[tuple[CapacityTable, dict[_Key, Layout | Rejection]]] = []
-_TABLES_KEPT = 8
+_MEMO: RecentResults[dict[_Key, Layout | Rejection]] = RecentResults(kept=8)
 
 
 def instance_layouts(
@@ -78,10 +78,5 @@ def _layout(
 
 
 def _remembered(capacities: CapacityTable) -> dict[_Key, Layout | Rejection]:
-    for table, layouts in _MEMO:
-        if table is capacities:
-            return layouts
-    fresh: dict[_Key, Layout | Rejection] = {}
-    _MEMO.insert(0, (capacities, fresh))
-    del _MEMO[_TABLES_KEPT:]
-    return fresh
+    """The layouts chosen so far from `capacities` (filled as they are asked for)."""
+    return _MEMO.get((capacities,), None, dict)

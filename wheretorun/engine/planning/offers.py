@@ -15,8 +15,10 @@ import numpy as np
 from wheretorun.engine.capacity import ReplicaCapacity
 from wheretorun.engine.catalog import AcceleratorEntry, CloudOffer
 from wheretorun.engine.costs.arrays import BoolArray, IntArray
+from wheretorun.engine.memo import RecentResults
 from wheretorun.engine.planning.cloud_table import CatalogColumns, OfferTable, catalog_columns
 from wheretorun.engine.planning.context import Context
+from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.rules import constraints as limits
 from wheretorun.engine.rules import data_residency, first_failing, hardware_spec, offer_support
@@ -24,7 +26,14 @@ from wheretorun.engine.rules.offer_support import LOCAL_KINDS, OWNED_KINDS
 from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.workload import OptionKind
 
-__all__ = ["EligibleOffers", "eligible_hardware", "eligible_offers", "offer_name", "sizing_failure"]
+__all__ = [
+    "EligibleOffers",
+    "clear_screened_offers",
+    "eligible_hardware",
+    "eligible_offers",
+    "offer_name",
+    "sizing_failure",
+]
 
 
 def offer_name(offer: CloudOffer) -> str:
@@ -118,19 +127,42 @@ def _describe(columns: CatalogColumns, rows: IntArray, stage: _Stage) -> Callabl
     return example
 
 
+# The offers a request's constraints and assumptions leave, for the last few (catalog, constraints,
+# assumptions): a planning loop over volumes asks the same. Matched by the catalog's identity.
+_SCREENED: RecentResults[tuple[EligibleOffers, RejectionBook]] = RecentResults(kept=8)
+
+
 def eligible_offers(context: Context, candidates_per_offer: int) -> EligibleOffers:
     """Offers that pass the offer-level rules; each rejected offer counts `candidates_per_offer`
     times under the first rule it fails."""
+    snapshot = context.snapshot
+    offers, rejected = _SCREENED.get(
+        (snapshot.cloud_offers, snapshot.accelerators),
+        (context.constraints, context.assumptions, candidates_per_offer),
+        lambda: _screen(context, candidates_per_offer),
+    )
+    context.book.merge(rejected)
+    return offers
+
+
+def clear_screened_offers() -> None:
+    """Forget the remembered eligible offers."""
+    _SCREENED.clear()
+
+
+def _screen(context: Context, candidates_per_offer: int) -> tuple[EligibleOffers, RejectionBook]:
+    """The eligible offers, and a book of the offers rejected (merged into each request's)."""
+    book = RejectionBook()
     columns = catalog_columns(context.snapshot.cloud_offers)
     undecided = np.ones(len(columns.offers), dtype=bool)
     for stage in _stages(context, columns):
         failing = np.flatnonzero(stage.fails & undecided)
         undecided[failing] = False
-        context.book.reject_rows(stage.reason, len(failing), _describe(columns, failing, stage))
-        context.book.add_count(stage.reason, len(failing) * (candidates_per_offer - 1))
+        book.reject_rows(stage.reason, len(failing), _describe(columns, failing, stage))
+        book.add_count(stage.reason, len(failing) * (candidates_per_offer - 1))
     kept = np.flatnonzero(undecided)
     table = OfferTable.select(columns, kept, context.assumptions)
-    return EligibleOffers(table=table, by_size=_by_size(columns, kept, table.accelerators))
+    return EligibleOffers(table=table, by_size=_by_size(columns, kept, table.accelerators)), book
 
 
 def _by_size(columns: CatalogColumns, kept: IntArray, counts: IntArray) -> dict[tuple[str, int], IntArray]:

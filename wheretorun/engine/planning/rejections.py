@@ -52,6 +52,15 @@ class RejectionBook:
             taken += 1
         self.add_count(reason, rows - taken)
 
+    def merge(self, other: RejectionBook) -> None:
+        """Count `other`'s rejections here, keeping its examples while a group still wants them:
+        the same book as if they had been recorded here, in their order (a remembered step
+        replays its rejections this way)."""
+        for reason, count in other._counts.items():
+            self._counts[reason] = self._counts.get(reason, 0) + count
+            examples = self._examples.setdefault(reason, [])
+            examples += other._examples[reason][: EXAMPLES_PER_GROUP - len(examples)]
+
     def wants_example(self, reason: RejectReason) -> bool:
         return len(self._examples.get(reason, ())) < EXAMPLES_PER_GROUP
 

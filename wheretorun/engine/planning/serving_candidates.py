@@ -29,7 +29,7 @@ from wheretorun.engine.costs.owned import (
 from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF
 from wheretorun.engine.hybrid import BaseOption, BurstOption, HybridInputs
 from wheretorun.engine.planning.acceptable_models import SelfHosted, acceptable_models
-from wheretorun.engine.planning.cloud_sizing import replica_layouts, size_offer_groups
+from wheretorun.engine.planning.cloud_sizing import size_replica_groups
 from wheretorun.engine.planning.cloud_table import Choice, ModeHours, OfferTable, choose_cheapest
 from wheretorun.engine.planning.context import SERVING_PRECISIONS, Context
 from wheretorun.engine.planning.layouts import server_layout, unsized
@@ -181,9 +181,7 @@ def _cloud(
     """Cloud plans; returns the rental that bridges an owned plan's lead time (the cheapest
     on-demand autoscaled plan), if any."""
     a, book, table = context.assumptions, context.book, offers.table
-    sized = size_offer_groups(
-        table, replica_layouts(offers, capacities, precisions), book, len(cloud.SERVING_MODES)
-    )
+    sized = size_replica_groups(offers, capacities, precisions, book, len(cloud.SERVING_MODES))
     result.evaluated += sized.rejected
     layouts = sized.sizings
     if not layouts:

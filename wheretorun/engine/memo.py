@@ -1,0 +1,43 @@
+"""A memo of a pure function's results for its last few arguments.
+
+Some arguments are immutable values too large to hash or compare on every call (a catalog's
+offers, a capacity table): they are matched by identity, which holds because the snapshot and
+the capacity tables are themselves remembered and handed out as the same objects. The other
+arguments are small frozen values matched by equality. Each memo keeps references to the
+identity-matched objects it holds, so an identity cannot be reused while its entry lives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+__all__ = ["RecentResults"]
+
+V = TypeVar("V")
+
+
+class RecentResults(Generic[V]):
+    """The results for the `kept` most recently used argument sets."""
+
+    def __init__(self, kept: int) -> None:
+        self._kept = kept
+        self._entries: list[tuple[tuple[object, ...], Hashable, V]] = []
+
+    def get(self, same: tuple[object, ...], equal: Hashable, compute: Callable[[], V]) -> V:
+        """The result remembered for objects `same` (by identity) and values `equal` (by
+        equality), or `compute()`'s, remembered from now on."""
+        for index, (objects, values, result) in enumerate(self._entries):
+            if len(objects) == len(same) and all(a is b for a, b in zip(objects, same, strict=True)):
+                if values == equal:
+                    if index:
+                        self._entries.insert(0, self._entries.pop(index))
+                    return result
+        result = compute()
+        self._entries.insert(0, (same, equal, result))
+        del self._entries[self._kept :]
+        return result
+
+    def clear(self) -> None:
+        """Forget every result (the next call computes afresh)."""
+        self._entries.clear()
