@@ -1,0 +1,64 @@
+"""The memo that remembers results by identity of large inputs, and the book merge that replays
+a remembered step's rejections."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from wheretorun.engine.memo import RecentResults
+from wheretorun.engine.planning.rejections import RejectionBook
+from wheretorun.engine.recommendation import RejectReason
+
+
+def test_a_remembered_result_is_found_by_identity_and_equal_values() -> None:
+    memo: RecentResults[str] = RecentResults(kept=2)
+    catalog = (1, 2, 3)
+    calls: list[str] = []
+
+    def compute(tag: str) -> str:
+        calls.append(tag)
+        return tag
+
+    assert memo.get((catalog,), "a", lambda: compute("first")) == "first"
+    assert memo.get((catalog,), "a", lambda: compute("again")) == "first"
+    assert memo.get((tuple([1, 2, 3]),), "a", lambda: compute("equal copy")) == "equal copy"
+    assert memo.get((catalog,), "b", lambda: compute("other values")) == "other values"
+    assert calls == ["first", "equal copy", "other values"]
+
+
+def test_the_least_recently_used_result_is_forgotten() -> None:
+    memo: RecentResults[int] = RecentResults(kept=2)
+    a, b, c = object(), object(), object()
+    memo.get((a,), None, lambda: 1)
+    memo.get((b,), None, lambda: 2)
+    memo.get((a,), None, lambda: -1)  # a is used again: b is now the oldest
+    memo.get((c,), None, lambda: 3)
+    assert memo.get((a,), None, lambda: -1) == 1
+    assert memo.get((b,), None, lambda: 22) == 22
+    memo.clear()
+    assert memo.get((a,), None, lambda: 11) == 11
+
+
+_REJECTION = st.tuples(
+    st.sampled_from(list(RejectReason)[:4]), st.text(min_size=1, max_size=5), st.integers(1, 9)
+)
+
+
+def _recorded(book: RejectionBook, rejections: list[tuple[RejectReason, str, int]]) -> None:
+    for reason, example, count in rejections:
+        book.reject(reason, example, count)
+
+
+@given(st.lists(_REJECTION, max_size=12), st.lists(_REJECTION, min_size=1, max_size=12))
+def test_merging_a_book_equals_recording_its_rejections_in_order(
+    before: list[tuple[RejectReason, str, int]], step: list[tuple[RejectReason, str, int]]
+) -> None:
+    direct, merged, remembered = RejectionBook(), RejectionBook(), RejectionBook()
+    _recorded(direct, before)
+    _recorded(direct, step)
+    _recorded(merged, before)
+    _recorded(remembered, step)
+    merged.merge(remembered)
+    assert merged.groups() == direct.groups()
+    assert merged.total == direct.total == sum(count for _, _, count in before + step)
