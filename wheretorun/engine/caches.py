@@ -11,7 +11,7 @@ from __future__ import annotations
 from wheretorun.engine import spot_reclaims, training_setting
 from wheretorun.engine.capacity import clear_capacity_cache
 from wheretorun.engine.costs import training_jobs
-from wheretorun.engine.planning import cloud_sizing, cloud_table, layouts, offers
+from wheretorun.engine.planning import acceptable_models, cloud_sizing, cloud_table, layouts, offers
 
 __all__ = ["clear_caches"]
 
@@ -26,3 +26,4 @@ def clear_caches() -> None:
     layouts.clear_layout_memo()
     offers.clear_screened_offers()
     cloud_sizing.clear_sized_groups()
+    acceptable_models.clear_price_index()

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 from wheretorun.engine.catalog import ApiPriceOffer, CatalogSnapshot, ModelEntry
 from wheretorun.engine.errors import InvalidSpec
+from wheretorun.engine.memo import RecentResults
 from wheretorun.engine.specs import ModelArchitecture
 
-__all__ = ["AcceptableModels", "SelfHosted", "acceptable_models"]
+__all__ = ["AcceptableModels", "SelfHosted", "acceptable_models", "clear_price_index"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,10 +36,11 @@ def acceptable_models(
 ) -> AcceptableModels:
     """Resolve `names`; unknown names are noted, and no known name at all is an InvalidSpec."""
     wanted = set(names)
+    by_name = _rows_by_name(snapshot.api_prices)
+    positions = sorted({position for name in wanted for position in by_name.get(name, ())})
+    rows = [snapshot.api_prices[position] for position in positions]
     hosted_rows = tuple(
-        (row, row.catalog_model_id if row.catalog_model_id in wanted else row.model_id)
-        for row in snapshot.api_prices
-        if row.catalog_model_id in wanted or row.model_id in wanted
+        (row, row.catalog_model_id if row.catalog_model_id in wanted else row.model_id) for row in rows
     )
     hosted_names = {model_id for _, model_id in hosted_rows}
     unknown = [name for name in names if name not in snapshot.models and name not in hosted_names]
@@ -54,6 +56,29 @@ def acceptable_models(
         hosted_rows=hosted_rows,
         notes=tuple(notes),
     )
+
+
+_INDEXES: RecentResults[dict[str, tuple[int, ...]]] = RecentResults(kept=4)
+
+
+def _rows_by_name(prices: tuple[ApiPriceOffer, ...]) -> dict[str, tuple[int, ...]]:
+    """Positions of the price rows that serve each name (a catalog model id or a hosted model
+    id), remembered per catalog: a request asks for one or two of ~3,500 rows."""
+
+    def index() -> dict[str, tuple[int, ...]]:
+        found: dict[str, list[int]] = {}
+        for position, row in enumerate(prices):
+            for name in {row.catalog_model_id, row.model_id}:
+                if name is not None:
+                    found.setdefault(name, []).append(position)
+        return {name: tuple(positions) for name, positions in found.items()}
+
+    return _INDEXES.get((prices,), None, index)
+
+
+def clear_price_index() -> None:
+    """Forget the remembered index of price rows by model name."""
+    _INDEXES.clear()
 
 
 def _why_not_self_hosted(entry: ModelEntry) -> str:
