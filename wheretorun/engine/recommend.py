@@ -249,13 +249,27 @@ def _same_total(head: CostedCandidate, plan: CostedCandidate) -> bool:
 def _fold(plans: Sequence[CostedCandidate]) -> list[tuple[CostedCandidate, list[str]]]:
     """Ranked plans with those of the same kind, provider and total folded into the first."""
     rows: list[tuple[CostedCandidate, list[str]]] = []
+    # the rows a plan may fold into (`_same_total` needs its kind and provider, or model for
+    # hosted APIs), so each plan is compared with those rows only
+    by_source: dict[tuple[OptionKind, str, str | None], list[int]] = {}
     for plan in plans:
-        head = next((row for row in rows if _same_total(row[0], plan)), None)
+        sources = _fold_sources(plan)
+        candidates = sorted({index for source in sources for index in by_source.get(source, ())})
+        head = next((rows[index] for index in candidates if _same_total(rows[index][0], plan)), None)
         if head is None:
+            for source in sources:
+                by_source.setdefault(source, []).append(len(rows))
             rows.append((plan, []))
         else:
             head[1].append(plan.label)
     return rows
+
+
+def _fold_sources(plan: CostedCandidate) -> list[tuple[OptionKind, str, str | None]]:
+    sources = [(plan.option, "provider", plan.setup.provider)]
+    if plan.option == OptionKind.HOSTED_API:
+        sources.append((plan.option, "model", plan.setup.model_id))
+    return sources
 
 
 def _shortlist(

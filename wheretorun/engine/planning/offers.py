@@ -146,8 +146,9 @@ def eligible_offers(context: Context, candidates_per_offer: int) -> EligibleOffe
 
 
 def clear_screened_offers() -> None:
-    """Forget the remembered eligible offers."""
+    """Forget the remembered eligible offers and hardware."""
     _SCREENED.clear()
+    _PURCHASABLE.clear()
 
 
 def _screen(context: Context, candidates_per_offer: int) -> tuple[EligibleOffers, RejectionBook]:
@@ -181,11 +182,29 @@ def _by_size(columns: CatalogColumns, kept: IntArray, counts: IntArray) -> dict[
     return {key: np.asarray(rows[key], dtype=np.int64) for key in sorted(rows)}
 
 
+_PURCHASABLE: RecentResults[tuple[list[AcceleratorEntry], RejectionBook]] = RecentResults(kept=8)
+
+
 def eligible_hardware(
     context: Context, kind: OptionKind, candidates_per_entry: int
 ) -> list[AcceleratorEntry]:
     """Accelerators that may be bought as `kind`; the others are counted as rejected. Only
-    accelerators of the kinds the option uses are candidates (no consumer cards as owned servers)."""
+    accelerators of the kinds the option uses are candidates (no consumer cards as owned servers).
+    Remembered per (catalog, constraints) like the eligible offers."""
+    snapshot = context.snapshot
+    kept, rejected = _PURCHASABLE.get(
+        (snapshot.accelerators, snapshot.hardware_prices),
+        (context.constraints, kind, candidates_per_entry),
+        lambda: _purchasable(context, kind, candidates_per_entry),
+    )
+    context.book.merge(rejected)
+    return list(kept)
+
+
+def _purchasable(
+    context: Context, kind: OptionKind, candidates_per_entry: int
+) -> tuple[list[AcceleratorEntry], RejectionBook]:
+    book = RejectionBook()
     kinds = OWNED_KINDS | {"tpu"} if kind == OptionKind.OWNED else LOCAL_KINDS
     kept = []
     for entry in sorted(context.snapshot.accelerators.values(), key=lambda e: e.id):
@@ -196,8 +215,8 @@ def eligible_hardware(
         if rejection is None:
             kept.append(entry)
         else:
-            context.book.record(rejection, f"{kind.value} {entry.id}", candidates_per_entry)
-    return kept
+            book.record(rejection, f"{kind.value} {entry.id}", candidates_per_entry)
+    return kept, book
 
 
 _FAILURE_ORDER = (  # (reason, invalid layout): closest to working first
