@@ -12,7 +12,7 @@ from wheretorun.engine.capacity import ReplicaCapacity
 from wheretorun.engine.catalog import HardwarePrice
 from wheretorun.engine.costs import cloud
 from wheretorun.engine.costs.demand import ServingDemand
-from wheretorun.engine.costs.owned import local_plan, owned_plan, server_capex_usd, server_size
+from wheretorun.engine.costs.owned import Rental, local_plan, owned_plan, server_capex_usd, server_size
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.workload import InferenceWorkload
 
@@ -77,13 +77,16 @@ def test_the_lead_time_is_bridged_by_renting_or_flagged() -> None:
     mode = cloud.CloudMode("on_demand", "autoscaled")
     assumptions = Assumptions()
 
-    def bridge(head: ServingDemand):  # type: ignore[no-untyped-def]
-        return cloud.serving_plan(P5, mode, layout, "m", head, assumptions)
+    def bridge(head: ServingDemand) -> Rental | None:
+        cost = cloud.serving_cost(P5, mode, layout, head, assumptions)
+        return None if cost is None else Rental("p5 on demand", cost.total_usd)
 
     bridged = owned_plan(H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, assumptions, bridge)
-    rented = bridge(demand.head(3))
-    assert rented is not None
-    assert bridged.line_usd("rental during lead time") == pytest.approx(rented.total_usd)
+    rented = cloud.serving_plan(P5, mode, layout, "m", demand.head(3), assumptions)
+    assert rented is not None and rented.total_usd > 0
+    # the rental's cost is exactly what the same plan costs for the first three months
+    assert bridged.line_usd("rental during lead time") == rented.total_usd
+    assert any("renting p5 on demand" in risk for risk in bridged.risks)
     unbridged = owned_plan(H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, assumptions, None)
     assert any("no capacity until delivery" in risk for risk in unbridged.risks)
 

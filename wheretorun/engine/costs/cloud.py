@@ -63,6 +63,7 @@ __all__ = [
     "BatchJobs",
     "Layout",
     "ReservedRate",
+    "ServingCost",
     "ServingHours",
     "batch_jobs",
     "batch_plan",
@@ -73,6 +74,7 @@ __all__ = [
     "price_source",
     "reserved_rate",
     "spot_price",
+    "serving_cost",
     "serving_hours",
     "serving_plan",
     "whole_accelerators",
@@ -337,26 +339,40 @@ def quantisation_risks(precision: Precision) -> tuple[str, ...]:
     return (f"{precision.value} (4-bit) weights: measurable quality loss against bf16 is possible",)
 
 
-def serving_plan(
+@dataclass(frozen=True, slots=True)
+class ServingCost:
+    """What serving on instances of one offer in one mode costs over the horizon, and the figures
+    its plan is described with (`serving_cost`)."""
+
+    price: float  # USD per instance-hour
+    paid_hours: float  # instance-hours paid
+    peak_instances: int
+    lines: tuple[Line, ...]
+
+    @property
+    def total_usd(self) -> float:
+        return sum(line.usd for line in self.lines)  # as CostedCandidate.total_usd adds them
+
+
+def serving_cost(
     offer: CloudOffer,
     mode: CloudMode,
     layout: Layout,
-    model_id: str,
     demand: ServingDemand,
     assumptions: Assumptions,
     hosted_usd_per_request: float | None = None,
     hours: ServingHours | None = None,
-) -> CostedCandidate | None:
-    """Serving `model_id` on instances of `offer` for the horizon; None when unpriced, or on spot
-    when no fallback is priced (neither the offer's on-demand price nor `hosted_usd_per_request`,
-    the cheapest hosted API's price of a request of the same model). `hours` are the layout's
-    `serving_hours` when the caller computed them already (for all layouts at once)."""
+) -> ServingCost | None:
+    """The cost lines of serving `demand` on instances of `offer` in `mode`; None when unpriced,
+    or on spot when no fallback is priced (neither the offer's on-demand price nor
+    `hosted_usd_per_request`, the cheapest hosted API's price of a request of the same model).
+    `hours` are the layout's `serving_hours` when the caller computed them already (for all
+    layouts at once)."""
     price = hourly_price(offer, mode, assumptions)
     if price is None:
         return None
-    capacity = layout.capacity
     if hours is None:
-        planned = np.asarray([capacity.requests_per_s * assumptions.target_utilisation])
+        planned = np.asarray([layout.capacity.requests_per_s * assumptions.target_utilisation])
         hours = serving_hours(demand, planned, np.asarray([float(layout.per_instance)]))
     fallback = _spot_fallback(offer, mode, hours, demand, assumptions, hosted_usd_per_request)
     if spot_fallback(mode.pricing, fallback_priced=fallback is not None) is not None:
@@ -379,6 +395,27 @@ def serving_plan(
         ),
         *(() if fallback is None else (Line("spot fallback", fallback.usd, fallback.note),)),
     )
+    return ServingCost(price, paid, peak, lines)
+
+
+def serving_plan(
+    offer: CloudOffer,
+    mode: CloudMode,
+    layout: Layout,
+    model_id: str,
+    demand: ServingDemand,
+    assumptions: Assumptions,
+    hosted_usd_per_request: float | None = None,
+    hours: ServingHours | None = None,
+) -> CostedCandidate | None:
+    """Serving `model_id` on instances of `offer` for the horizon (`serving_cost` as a plan);
+    None when `serving_cost` is."""
+    cost = serving_cost(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours)
+    if cost is None:
+        return None
+    price, paid, peak, lines = cost.price, cost.paid_hours, cost.peak_instances, cost.lines
+    capacity = layout.capacity
+    months = demand.months
     capacity_hours = paid * layout.per_instance * capacity.requests_per_s * 3600
     replicas = peak * layout.per_instance
     return CostedCandidate(

@@ -67,10 +67,9 @@ def usd_per_request(price: ApiPriceOffer, demand: ServingDemand) -> float:
     return sum(_token_usd(price, demand).values())
 
 
-def serving_plan(
-    price: ApiPriceOffer, model_id: str, demand: ServingDemand, assumptions: Assumptions
-) -> CostedCandidate:
-    """Online serving through `price` for the whole horizon."""
+def serving_lines(price: ApiPriceOffer, demand: ServingDemand, assumptions: Assumptions) -> list[Line]:
+    """The cost lines of online serving through `price` for the whole horizon (`serving_plan`
+    without the plan: what a rental bridging an owned plan's lead time needs)."""
     requests = demand.total_requests
     _, cached_note = _cached_price(price)
     lines = [
@@ -78,10 +77,18 @@ def serving_plan(
         for name, usd in _token_usd(price, demand).items()
         if usd or name != "cached input tokens"
     ]
-    months = demand.months
     lines += staff_lines(
-        assumptions.hosted_staff_usd_per_month, 0, months, assumptions, "hosted-API integration"
+        assumptions.hosted_staff_usd_per_month, 0, demand.months, assumptions, "hosted-API integration"
     )
+    return lines
+
+
+def serving_plan(
+    price: ApiPriceOffer, model_id: str, demand: ServingDemand, assumptions: Assumptions
+) -> CostedCandidate:
+    """Online serving through `price` for the whole horizon."""
+    lines = serving_lines(price, demand, assumptions)
+    months = demand.months
     total = sum(line.usd for line in lines)
     per_request = usd_per_request(price, demand)
     return CostedCandidate(

@@ -50,8 +50,10 @@ from wheretorun.engine.rules.local_capacity import one_stream
 from wheretorun.engine.workload import OptionKind
 
 __all__ = [
+    "Bridge",
     "OwnedSizing",
     "OwnedUnit",
+    "Rental",
     "choose_server_layout",
     "local_plan",
     "owned_plan",
@@ -65,7 +67,18 @@ __all__ = [
 _W_PER_KW = 1000.0
 _LOW_UTILISATION = 0.5
 
-Bridge = Callable[[ServingDemand], CostedCandidate | None]
+
+@dataclass(frozen=True, slots=True)
+class Rental:
+    """What serves an owned plan's months before delivery: the plan rented, by label, and what
+    it costs over those months (the total of its cost lines)."""
+
+    label: str
+    total_usd: float
+
+
+# the cheapest rental for the first months of a demand, or None when nothing may be rented
+Bridge = Callable[[ServingDemand], Rental | None]
 
 
 def server_capex_usd(price: HardwarePrice, accelerators: int, assumptions: Assumptions) -> float:
@@ -186,7 +199,7 @@ class OwnedSizing:
     servers: int
     energy_usd: float  # accelerator energy at the served load
     served_rps_hours: float  # from delivery to the horizon's end
-    bridged: CostedCandidate | None  # the rental that serves the lead time
+    bridged: Rental | None  # what serves the lead time
     staff: tuple[Line, ...]  # the minimum per deployment and what the fleet adds (staff.py)
 
     def amounts(self) -> list[tuple[str, float]]:

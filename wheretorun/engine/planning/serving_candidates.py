@@ -20,7 +20,9 @@ from wheretorun.engine.costs import cloud, hosted
 from wheretorun.engine.costs.candidate import CostedCandidate
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import (
+    Bridge,
     OwnedSizing,
+    Rental,
     local_plan,
     owned_plan,
     owned_sizing,
@@ -177,7 +179,7 @@ def _cloud(
     demand: ServingDemand,
     context: Context,
     result: ServingCandidates,
-) -> Callable[[ServingDemand], CostedCandidate | None] | None:
+) -> Bridge | None:
     """Cloud plans; returns the rental that bridges an owned plan's lead time (the cheapest
     on-demand autoscaled plan), if any."""
     a, book, table = context.assumptions, context.book, offers.table
@@ -228,7 +230,13 @@ def _cloud(
     if on_demand is None:
         return None
     offer, mode, layout = table.offers[on_demand.offer], on_demand.mode, layouts[on_demand.key]
-    return lambda head: cloud.serving_plan(offer, mode, layout, model.model_id, head, a)
+    label = cloud.offer_label(offer, mode)
+
+    def rental(head: ServingDemand) -> Rental | None:
+        cost = cloud.serving_cost(offer, mode, layout, head, a)
+        return None if cost is None else Rental(label, cost.total_usd)
+
+    return rental
 
 
 def _keep_cloud_plans(
@@ -312,25 +320,30 @@ def _cloud_bursts_and_base(
 
 
 def _bridge(
-    rental: Callable[[ServingDemand], CostedCandidate | None] | None,
+    rental: Bridge | None,
     result: ServingCandidates,
     context: Context,
-) -> Callable[[ServingDemand], CostedCandidate | None] | None:
+) -> Bridge | None:
     """What serves the months before owned hardware arrives: the cheaper of the cheapest
     on-demand autoscaled cloud plan and the cheapest hosted API (the sources the hybrid program
     can burst to), or None when neither is allowed."""
-    sources: list[Callable[[ServingDemand], CostedCandidate | None]] = []
+    sources: list[Bridge] = []
     if rental is not None:
         sources.append(rental)
     if result.best_api is not None:
-        price, model_id = result.best_api
-        sources.append(lambda head: hosted.serving_plan(price, model_id, head, context.assumptions))
+        price = result.best_api[0]
+
+        def api(head: ServingDemand) -> Rental:
+            lines = hosted.serving_lines(price, head, context.assumptions)
+            return Rental(hosted.label(price), sum(line.usd for line in lines))
+
+        sources.append(api)
     if not sources:
         return None
 
-    memo: dict[bytes, CostedCandidate | None] = {}  # every owned candidate bridges the same months
+    memo: dict[bytes, Rental | None] = {}  # every owned candidate bridges the same months
 
-    def cheapest(head: ServingDemand) -> CostedCandidate | None:
+    def cheapest(head: ServingDemand) -> Rental | None:
         key = head.rates_rps.tobytes()
         if key not in memo:
             plans = [plan for source in sources if (plan := source(head)) is not None]
@@ -351,7 +364,7 @@ def _owned(
     demand: ServingDemand,
     context: Context,
     result: ServingCandidates,
-    bridge: Callable[[ServingDemand], CostedCandidate | None] | None,
+    bridge: Bridge | None,
 ) -> None:
     """Owned servers: every (accelerator, precision) is sized and costed; the cheapest precision
     of each accelerator that meets the budgets becomes a plan (the others cost more on the same
