@@ -22,7 +22,9 @@ def test_a_remembered_result_is_found_by_identity_and_equal_values() -> None:
 
     assert memo.get((catalog,), "a", lambda: compute("first")) == "first"
     assert memo.get((catalog,), "a", lambda: compute("again")) == "first"
-    assert memo.get((tuple([1, 2, 3]),), "a", lambda: compute("equal copy")) == "equal copy"
+    equal_copy = tuple(range(1, 4))  # equal to the catalog, another object
+    assert equal_copy == catalog
+    assert memo.get((equal_copy,), "a", lambda: compute("equal copy")) == "equal copy"
     assert memo.get((catalog,), "b", lambda: compute("other values")) == "other values"
     assert calls == ["first", "equal copy", "other values"]
 
