@@ -45,6 +45,7 @@ class ServingDemand:
     # (volume_break_even.py) scales the same demand, every owned candidate bridges the same head
     _scaled: dict[float, ServingDemand] = field(init=False, repr=False, compare=False, default_factory=dict)
     _heads: dict[int, ServingDemand] = field(init=False, repr=False, compare=False, default_factory=dict)
+    _served: dict[int, float] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         per_month = np.asarray(self.rates_rps @ self.group_hours * _SECONDS_PER_HOUR, dtype=np.float64)
@@ -81,6 +82,13 @@ class ServingDemand:
         if months not in self._heads:
             self._heads[months] = self._with_rates(self.rates_rps[:months])
         return self._heads[months]
+
+    def served_rps_hours(self, from_month: int) -> float:
+        """Request-rate x hours from `from_month` on (what owned hardware serves after delivery;
+        its energy is linear in it), computed once per month of delivery."""
+        if from_month not in self._served:
+            self._served[from_month] = float((self.rates_rps[from_month:] @ self.group_hours).sum())
+        return self._served[from_month]
 
     def _with_rates(self, rates_rps: FloatArray) -> ServingDemand:
         return ServingDemand(

@@ -33,7 +33,7 @@ Local GPU
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import REPLICA_SIZES, CapacityTable, ReplicaCapacity
@@ -186,11 +186,6 @@ def owned_unit(
     )
 
 
-def _served_rps_hours(demand: ServingDemand, from_month: int) -> float:
-    """Request-rate x hours from `from_month` on (the integral the energy is linear in)."""
-    return float((demand.rates_rps[from_month:] @ demand.group_hours).sum())
-
-
 @dataclass(frozen=True, slots=True)
 class OwnedSizing:
     """The numbers of an owned plan: servers sized for the peak and what they cost."""
@@ -201,6 +196,11 @@ class OwnedSizing:
     served_rps_hours: float  # from delivery to the horizon's end
     bridged: Rental | None  # what serves the lead time
     staff: tuple[Line, ...]  # the minimum per deployment and what the fleet adds (staff.py)
+    # the sum of the amounts, added once: the planner compares and filters on it
+    _total_usd: float = field(init=False, default=0.0, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_total_usd", sum(usd for _, usd in self.amounts()))
 
     def amounts(self) -> list[tuple[str, float]]:
         """The cost lines' names and amounts; their sum is the plan's total."""
@@ -220,7 +220,7 @@ class OwnedSizing:
 
     @property
     def total_usd(self) -> float:
-        return sum(usd for _, usd in self.amounts())
+        return self._total_usd
 
     @property
     def capex_usd(self) -> float:
@@ -239,7 +239,7 @@ def owned_sizing(
     unit = owned_unit(entry, price, tdp_w, layout, assumptions)
     planned = layout.capacity.requests_per_s * assumptions.target_utilisation
     replicas = ceil_count(demand.peak_rps / planned) + demand.redundancy
-    served = _served_rps_hours(demand, unit.lead_months)
+    served = demand.served_rps_hours(unit.lead_months)
     lead = unit.lead_months
     servers = max(ceil_count(replicas / layout.per_instance), 1)
     return OwnedSizing(
@@ -366,7 +366,7 @@ def local_plan(
     schedule = capital_schedule(
         0, a.horizon_months, a.life_months, a.residual_value_fraction, a.cost_of_capital_annual
     )
-    busy_hours = _served_rps_hours(demand, 0) / capacity.single_stream_rps
+    busy_hours = demand.served_rps_hours(0) / capacity.single_stream_rps
     energy = tdp_w / _W_PER_KW * busy_hours * a.electricity_usd_per_kwh
     upkeep = a.hosted_staff_usd_per_month * demand.months
     lines = (

@@ -21,7 +21,7 @@ from wheretorun.engine.precision import Precision
 from wheretorun.engine.rules import hardware_spec
 from wheretorun.engine.rules.rejection import Rejection
 
-__all__ = ["clear_layout_memo", "instance_layouts", "server_layout", "unsized"]
+__all__ = ["clear_layout_memo", "instance_layouts", "server_layouts", "unsized"]
 
 # (chooser, accelerator id, accelerators per instance or server, precision)
 _Key = tuple[str, str, int, Precision]
@@ -42,12 +42,17 @@ def instance_layouts(
     ]
 
 
-def server_layout(
-    capacities: CapacityTable, accelerator_id: str, accelerators: int, precision: Precision
-) -> Layout | Rejection:
-    """An owned server's layout: the replica size that divides the server and serves most
-    (costs/owned.choose_server_layout), or why no size does."""
-    return _layout(capacities, "server", choose_server_layout, accelerator_id, accelerators, precision)
+def server_layouts(
+    capacities: CapacityTable, keys: Sequence[tuple[str, int, Precision]]
+) -> list[Layout | Rejection]:
+    """Owned servers' layouts, one per (accelerator id, accelerators per server, precision) key:
+    the replica size that divides the server and serves most (costs/owned.choose_server_layout),
+    or why no size does."""
+    known = _remembered(capacities)
+    return [
+        known.get(("server", *key)) or _layout(capacities, "server", choose_server_layout, *key)
+        for key in keys
+    ]
 
 
 def unsized(considered: list[ReplicaCapacity], accelerator_id: str) -> Rejection:

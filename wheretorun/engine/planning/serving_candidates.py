@@ -34,7 +34,7 @@ from wheretorun.engine.planning.acceptable_models import SelfHosted, acceptable_
 from wheretorun.engine.planning.cloud_sizing import size_replica_groups
 from wheretorun.engine.planning.cloud_table import Choice, ModeHours, OfferTable, choose_cheapest
 from wheretorun.engine.planning.context import SERVING_PRECISIONS, Context
-from wheretorun.engine.planning.layouts import server_layout, unsized
+from wheretorun.engine.planning.layouts import server_layouts, unsized
 from wheretorun.engine.planning.offers import (
     EligibleOffers,
     eligible_hardware,
@@ -372,6 +372,8 @@ def _owned(
     a, book = context.assumptions, context.book
     lead = deadline.lead_time(a.hardware_lead_time_months, a.horizon_months)
     bases: list[BaseOption] = []
+    keys = [(entry.id, server_size(entry, a), precision) for entry in entries for precision in precisions]
+    layout_of = dict(zip(keys, server_layouts(capacities, keys), strict=True)) if lead is None else {}
     for entry in entries:
         price, tdp = context.snapshot.hardware_prices[entry.id], _tdp(entry)
         sized: list[tuple[float, int, OwnedSizing, cloud.Layout]] = []
@@ -380,7 +382,7 @@ def _owned(
             if lead is not None:
                 book.record(lead, f"owned {entry.id}")
                 continue
-            layout = server_layout(capacities, entry.id, server_size(entry, a), precision)
+            layout = layout_of[(entry.id, server_size(entry, a), precision)]
             if isinstance(layout, Rejection):
                 book.record(layout, f"owned {entry.id}")
                 continue
