@@ -11,7 +11,14 @@ from __future__ import annotations
 from wheretorun.engine import spot_reclaims, training_setting
 from wheretorun.engine.capacity import clear_capacity_cache
 from wheretorun.engine.costs import training_jobs
-from wheretorun.engine.planning import acceptable_models, cloud_sizing, cloud_table, layouts, offers
+from wheretorun.engine.planning import (
+    acceptable_models,
+    cloud_sizing,
+    cloud_table,
+    layouts,
+    offers,
+    training_candidates,
+)
 
 __all__ = ["clear_caches"]
 
@@ -27,3 +34,4 @@ def clear_caches() -> None:
     offers.clear_screened_offers()
     cloud_sizing.clear_sized_groups()
     acceptable_models.clear_price_index()
+    training_candidates.clear_sized_jobs()

@@ -18,12 +18,14 @@ from wheretorun.engine.costs.arrays import IntArray
 from wheretorun.engine.costs.candidate import CostedCandidate
 from wheretorun.engine.costs.cloud import JOB_MODES, CloudMode, committed_months, offer_label
 from wheretorun.engine.costs.owned import server_size
-from wheretorun.engine.costs.training_jobs import TrainingJob, job_sizer, year_limit_hours
+from wheretorun.engine.costs.training_jobs import JobSizer, TrainingJob, job_sizer, year_limit_hours
 from wheretorun.engine.errors import InvalidSpec
-from wheretorun.engine.planning.cloud_sizing import size_offer_groups
+from wheretorun.engine.memo import RecentResults
+from wheretorun.engine.planning.cloud_sizing import CloudSizing, size_offer_groups
 from wheretorun.engine.planning.cloud_table import ModeHours, OfferTable, choose_cheapest, one_per_group
 from wheretorun.engine.planning.context import Context
 from wheretorun.engine.planning.offers import EligibleOffers, eligible_hardware, eligible_offers
+from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.rules import deadline
 from wheretorun.engine.rules.cluster_network import single_instance
@@ -92,9 +94,13 @@ def _cloud(
     offers = eligible_offers(context, len(TRAINING_MODES))
     table = offers.table
     limits = _limits(workload, context)
-    sized = size_offer_groups(
-        table, _job_groups(model, workload, context, offers, limits), book, len(TRAINING_MODES)
+    fastest_job = job_sizer(model, workload, a, context.efficiency)
+    sized, rejected = _SIZED.get(
+        (offers, fastest_job),
+        tuple(limits.items()),
+        lambda: _sized(fastest_job, context, offers, limits),
     )
+    book.merge(rejected)
     jobs = sized.sizings
     if not jobs:
         return [], sized.rejected
@@ -125,18 +131,31 @@ def _cloud(
 
 _Jobs = dict[str, TrainingJob | Rejection]  # the fastest job within each limit (`_limits`)
 
+# The sized groups of the last few (eligible offers, job sizer, limits), and the rejections they
+# made: a planning loop over prices or budgets sizes the same jobs (the job sizer is itself
+# remembered per model, workload shape and assumptions, so it is matched by identity).
+_SIZED: RecentResults[tuple[CloudSizing[_Jobs], RejectionBook]] = RecentResults(kept=8)
+
+
+def clear_sized_jobs() -> None:
+    """Forget the remembered training sizings of offer groups."""
+    _SIZED.clear()
+
+
+def _sized(
+    fastest_job: JobSizer, context: Context, offers: EligibleOffers, limits: dict[str, float]
+) -> tuple[CloudSizing[_Jobs], RejectionBook]:
+    book = RejectionBook()
+    groups = _job_groups(fastest_job, context, offers, limits)
+    return size_offer_groups(offers.table, groups, book, len(TRAINING_MODES)), book
+
 
 def _job_groups(
-    model: ModelArchitecture,
-    workload: TrainingWorkload,
-    context: Context,
-    offers: EligibleOffers,
-    limits: dict[str, float],
+    fastest_job: JobSizer, context: Context, offers: EligibleOffers, limits: dict[str, float]
 ) -> Iterator[tuple[IntArray, _Jobs | Rejection]]:
     """Training groups: each (accelerator, accelerators per instance) x cluster network, with the
     fastest job within each limit, or why even the hourly limit cannot be met by adding instances
     (a missed deadline is decided per pricing mode when priced)."""
-    fastest_job = job_sizer(model, workload, context.assumptions, context.efficiency)
     for (accelerator_id, size), group_rows in offers.by_size.items():
         spec = _spec(context, accelerator_id)
         for network, rows in _by_network(offers.table, group_rows).items():
