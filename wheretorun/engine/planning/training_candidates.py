@@ -33,7 +33,7 @@ from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.specs import AcceleratorSpec, ModelArchitecture
 from wheretorun.engine.workload import OptionKind, TrainingWorkload
 
-__all__ = ["TRAINING_MODES", "training_candidates"]
+__all__ = ["TRAINING_MODES", "clear_sized_jobs", "training_candidates"]
 
 TRAINING_MODES = (*JOB_MODES, CloudMode("reserved_1y", "always_on"), CloudMode("reserved_3y", "always_on"))
 _CLOUD_PLANS_KEPT = 30
