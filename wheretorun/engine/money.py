@@ -8,16 +8,18 @@ answers far below that anyway.
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_EVEN, Decimal, localcontext
+from decimal import ROUND_HALF_EVEN, Context, Decimal
 
 __all__ = ["CENT", "FLOAT_DIGITS", "rounded"]
 
 CENT = Decimal("0.01")
 FLOAT_DIGITS = 330
 """Digits of the largest finite float (~1.8e308) plus room for the fraction."""
+_WIDE = Context(prec=FLOAT_DIGITS)
+_ZERO = Decimal(0)
 
 
 def rounded(value: float, step: Decimal = CENT) -> Decimal:
     """`value` (finite) rounded half-even to `step`, as an exact Decimal (never -0)."""
-    with localcontext(prec=FLOAT_DIGITS):
-        return Decimal(value).quantize(step, rounding=ROUND_HALF_EVEN) + 0
+    exact = Decimal(value).quantize(step, rounding=ROUND_HALF_EVEN, context=_WIDE)
+    return _WIDE.add(exact, _ZERO)  # + 0 turns -0 into 0
