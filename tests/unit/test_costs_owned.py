@@ -6,11 +6,11 @@ from decimal import Decimal
 
 import pytest
 
-from tests.unit.recommend_catalog import ACCELERATORS, HARDWARE, P5
+from tests.unit.recommend_catalog import ACCELERATORS, DEEPINFRA_70B, HARDWARE, P5
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import ReplicaCapacity
 from wheretorun.engine.catalog import HardwarePrice
-from wheretorun.engine.costs import cloud
+from wheretorun.engine.costs import cloud, hosted
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import Rental, local_plan, owned_plan, server_capex_usd, server_size
 from wheretorun.engine.precision import Precision
@@ -121,3 +121,31 @@ def test_owned_and_local_options_state_their_price_per_accelerator_hour() -> Non
     assert plan.usd_per_accelerator_hour == pytest.approx(plan.total_usd / accelerator_hours)
     assert plan.price_source is not None
     assert "server included" in plan.price_source
+
+
+@pytest.mark.parametrize("multiplier", [1 / 64, 0.3, 1.0, 7.0, 64.0])
+def test_a_repriced_total_is_the_total_of_the_plan_repriced(multiplier: float) -> None:
+    """The break-even search reads `repriced_total_usd`: it must be exactly the total of the plan
+    `reprice` builds, for owned servers (with their lead-time rental), cloud spot serving (with
+    its fallback) and a hosted API, at volumes from 1/64 x to 64 x."""
+    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
+    demand, assumptions = _demand(5.0), Assumptions()
+    on_demand, spot = cloud.CloudMode("on_demand", "autoscaled"), cloud.CloudMode("spot", "autoscaled")
+
+    def bridge(head: ServingDemand) -> Rental | None:
+        cost = cloud.serving_cost(P5, on_demand, layout, head, assumptions)
+        return None if cost is None else Rental("p5", cost.total_usd)
+
+    plans = [
+        owned_plan(H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, assumptions, bridge),
+        cloud.serving_plan(P5, spot, layout, "m", demand, assumptions, hosted_usd_per_request=0.002),
+        hosted.serving_plan(DEEPINFRA_70B, "llama-3.3-70b", demand, assumptions),
+    ]
+    for plan in plans:
+        assert plan is not None
+        assert plan.reprice is not None
+        assert plan.repriced_total_usd is not None
+        repriced = plan.reprice(multiplier)
+        assert repriced is not None
+        assert repriced.total_usd > 0
+        assert plan.repriced_total_usd(multiplier) == repriced.total_usd

@@ -27,14 +27,17 @@ _BISECTIONS = 7
 def _cost(plan: CostedCandidate, multiplier: float) -> float:
     """Monthly cost (or job cost) of `plan` at `multiplier` x volume; inf when it cannot serve."""
     if multiplier == 1.0:
-        scaled: CostedCandidate | None = plan
+        total: float | None = plan.total_usd
+    elif plan.repriced_total_usd is not None:
+        total = plan.repriced_total_usd(multiplier)
     elif plan.reprice is None:
         return math.inf
     else:
         scaled = plan.reprice(multiplier)
-    if scaled is None:
+        total = None if scaled is None else scaled.total_usd
+    if total is None:
         return math.inf
-    return scaled.usd_per_month if scaled.usd_per_month is not None else scaled.total_usd
+    return total if plan.months is None else total / plan.months
 
 
 class _Costs:

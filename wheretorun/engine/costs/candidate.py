@@ -2,7 +2,8 @@
 
 `total_usd` is the sum of the lines, so a breakdown always adds up to its total. `reprice`
 re-sizes and re-prices the same configuration at another volume (used by the break-even
-search); it is None where that makes no sense.
+search); it is None where that makes no sense. `repriced_total_usd`, where a cost model gives
+it, is the same total computed from the same cost lines without the plan around them.
 """
 
 from __future__ import annotations
@@ -53,6 +54,11 @@ class CostedCandidate:
     usd_per_accelerator_hour: float | None = None
     price_source: str | None = None
     reprice: Callable[[float], CostedCandidate | None] | None = field(default=None, compare=False, repr=False)
+    # `reprice(multiplier).total_usd` without building the plan (None: cannot serve that volume);
+    # the break-even search asks for many volumes and reads only the totals
+    repriced_total_usd: Callable[[float], float | None] | None = field(
+        default=None, compare=False, repr=False
+    )
     # the sum of the lines, added once: ranking and folding read it many times per candidate
     _total_usd: float = field(init=False, default=0.0, compare=False, repr=False)
 

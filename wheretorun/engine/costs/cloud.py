@@ -454,7 +454,14 @@ def serving_plan(
         reprice=lambda multiplier: serving_plan(
             offer, mode, layout, model_id, demand.scaled(multiplier), assumptions, hosted_usd_per_request
         ),
+        repriced_total_usd=lambda multiplier: _total(
+            serving_cost(offer, mode, layout, demand.scaled(multiplier), assumptions, hosted_usd_per_request)
+        ),
     )
+
+
+def _total(cost: ServingCost | None) -> float | None:
+    return None if cost is None else cost.total_usd
 
 
 def _spot_fallback(

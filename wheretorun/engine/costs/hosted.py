@@ -103,6 +103,9 @@ def serving_plan(
         facts=(f"Pays per token (${per_request * 1000:.4f} per 1,000 requests), nothing when idle",),
         price_source=f"token prices of {price.model_id}: {price.source}",
         reprice=lambda multiplier: serving_plan(price, model_id, demand.scaled(multiplier), assumptions),
+        repriced_total_usd=lambda multiplier: sum(
+            line.usd for line in serving_lines(price, demand.scaled(multiplier), assumptions)
+        ),
     )
 
 

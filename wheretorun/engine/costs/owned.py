@@ -327,6 +327,11 @@ def owned_plan(
         reprice=lambda multiplier: owned_plan(
             entry, price, tdp_w, layout, model_id, demand.scaled(multiplier), assumptions, bridge
         ),
+        repriced_total_usd=lambda multiplier: (
+            owned_sizing(
+                entry, price, tdp_w, layout, demand.scaled(multiplier), assumptions, bridge
+            ).total_usd
+        ),
     )
 
 
