@@ -211,11 +211,14 @@ def _cloud(
         None if result.best_api is None else hosted.usd_per_request(result.best_api[0], demand)
     )
     refused: set[int] = set()
+    built: dict[Choice, CostedCandidate | None] = {}  # the plans and bursts read the same choices
 
     def plan_of(choice: Choice) -> CostedCandidate | None:
+        if choice in built:
+            return built[choice]
         offer = table.offers[choice.offer]
         layout = layouts[choice.key]
-        plan = cloud.serving_plan(
+        plan = built[choice] = cloud.serving_plan(
             offer, choice.mode, layout, model.model_id, demand, a, hosted_per_request, hours.row(choice.key)
         )
         no_fallback = spot_fallback(choice.mode.pricing, fallback_priced=False) if plan is None else None
