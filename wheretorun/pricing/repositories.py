@@ -453,14 +453,18 @@ def catalog_version_at(session: Session, as_of: dt.datetime) -> CatalogVersion |
 
 
 def catalog_version_id_at(session: Session, as_of: dt.datetime) -> int | None:
-    """The id of `catalog_version_at(as_of)`, without loading the row (asked on every request)."""
-    query = (
+    """The id of `catalog_version_at(as_of)`, without loading the row."""
+    return session.scalar(catalog_version_id_query(as_of))
+
+
+def catalog_version_id_query(as_of: dt.datetime) -> Select[int]:
+    """The query of `catalog_version_id_at`, to ask within another statement."""
+    return (
         select(CatalogVersion.id)
         .where(CatalogVersion.created_at <= as_of)
         .order_by(CatalogVersion.created_at.desc(), CatalogVersion.id.desc())
         .limit(1)
     )
-    return session.scalar(query)
 
 
 @dataclass(frozen=True)

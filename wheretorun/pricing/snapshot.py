@@ -157,7 +157,10 @@ def load_accelerator_spec(session: Session, name_or_id: str, field: str = "accel
 
 def catalog_version_in_force(session: Session, as_of: dt.datetime | None) -> int:
     """The newest catalog version at `as_of` (now when None); before the first load, the first."""
-    version_id = repo.catalog_version_id_at(session, as_of or dt.datetime.now(dt.UTC))
+    return _or_first_version(session, repo.catalog_version_id_at(session, as_of or dt.datetime.now(dt.UTC)))
+
+
+def _or_first_version(session: Session, version_id: int | None) -> int:
     if version_id is None:
         # a moment before the first load: the seed's prices start at their sources' dates
         version_id = session.scalar(select(CatalogVersion.id).order_by(CatalogVersion.id).limit(1))
@@ -351,9 +354,9 @@ class SnapshotCache:
         self._lock = threading.Lock()
 
     def get(self, session: Session, as_of: dt.datetime | None = None) -> CatalogSnapshot:
-        version = catalog_version_in_force(session, as_of)
+        version, overrides = _catalog_state(session, as_of)
         moment = as_of.isoformat() if as_of is not None else f"day:{dt.datetime.now(dt.UTC).date()}"
-        key = (version, moment, _overrides_fingerprint(session))
+        key = (version, moment, overrides)
         with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
@@ -401,8 +404,13 @@ def _database_identity(session: Session, version: int) -> tuple[str, str]:
     return url, str(created_at)
 
 
-def _overrides_fingerprint(session: Session) -> str:
-    count, newest, latest_end = session.execute(
-        select(func.count(), func.max(PriceOverride.id), func.max(PriceOverride.effective_to))
+def _catalog_state(session: Session, as_of: dt.datetime | None) -> tuple[int, str]:
+    """`catalog_version_in_force` and a fingerprint of the price overrides (a new or ended
+    override changes it), in one round trip: every request asks."""
+    version = repo.catalog_version_id_query(as_of or dt.datetime.now(dt.UTC)).scalar_subquery()
+    version_id, count, newest, latest_end = session.execute(
+        select(
+            version, func.count(), func.max(PriceOverride.id), func.max(PriceOverride.effective_to)
+        ).select_from(PriceOverride)
     ).one()
-    return f"{count}:{newest}:{latest_end}"
+    return _or_first_version(session, version_id), f"{count}:{newest}:{latest_end}"
