@@ -109,8 +109,7 @@ def _cloud(
     months = max(1.0, demand.deadline_hours / _HOURS_PER_BUDGET_MONTH)
     choices, priced = choose_cheapest(
         table,
-        sized.row_offer,
-        sized.row_key,
+        sized.rows,
         [_mode_hours(mode, jobs[mode], layouts, demand, context) for mode in JOB_MODES],
         fixed_usd=0.0,
         max_total_usd=None if budget is None else budget * months,

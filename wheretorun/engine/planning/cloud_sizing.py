@@ -5,7 +5,7 @@ A group is offer rows that share what the sizing depends on: the accelerator and
 per instance (offers.EligibleOffers.by_size), times the precision for serving and batch, times
 the cluster network for training. Each group is sized once; a group that cannot be sized counts
 every (row, pricing mode) as rejected under the rule that decided, with its first offer as the
-example. A sized group's rows point at its sizing (`row_key`), so every row is priced with the
+example. A sized group's rows point at its sizing (`SizedRows.key`), so every row is priced with the
 sizing of its group.
 """
 
@@ -21,7 +21,7 @@ from wheretorun.engine.capacity import CapacityTable
 from wheretorun.engine.costs.arrays import IntArray
 from wheretorun.engine.costs.cloud import Layout
 from wheretorun.engine.memo import RecentResults
-from wheretorun.engine.planning.cloud_table import OfferTable
+from wheretorun.engine.planning.cloud_table import OfferTable, SizedRows
 from wheretorun.engine.planning.layouts import instance_layouts
 from wheretorun.engine.planning.offers import EligibleOffers, offer_name
 from wheretorun.engine.planning.rejections import RejectionBook
@@ -36,11 +36,10 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class CloudSizing(Generic[T]):
-    """The sized groups: `sizings[k]` serves the table rows `row_offer[i]` where `row_key[i] == k`."""
+    """The sized groups: `sizings[k]` serves the table rows `rows.offer[i]` where `rows.key[i] == k`."""
 
     sizings: list[T]
-    row_offer: IntArray
-    row_key: IntArray
+    rows: SizedRows
     rejected: int  # (row, pricing mode) candidates rejected while sizing
 
 
@@ -69,9 +68,9 @@ def size_offer_groups(
         book.add_count(reason, count)
     if not sizings:
         empty = np.zeros(0, dtype=np.int64)
-        return CloudSizing(sizings, empty, empty, rejected)
+        return CloudSizing(sizings, SizedRows.of(table, empty, empty), rejected)
     row_key = np.repeat(np.arange(len(sizings), dtype=np.int64), rows_per_sizing)
-    return CloudSizing(sizings, np.concatenate(row_offer), row_key, rejected)
+    return CloudSizing(sizings, SizedRows.of(table, np.concatenate(row_offer), row_key), rejected)
 
 
 def size_replica_groups(

@@ -35,6 +35,7 @@ __all__ = [
     "ModeHours",
     "OfferTable",
     "RankedChoices",
+    "SizedRows",
     "catalog_columns",
     "choose_cheapest",
     "clear_catalog_columns",
@@ -218,6 +219,47 @@ def _reserved(
 
 
 @dataclass(frozen=True, slots=True)
+class SizedRows:
+    """The rows to price: row i is table offer `offer[i]` with sizing key `key[i]`; and the rows
+    ordered by their (accelerator, provider) group once, as every pricing mode keeps the
+    cheapest row of each group. `by_group` lists the rows group by group (groups ascending, rows
+    ascending within a group); group g is `by_group[starts[g]:starts[g] + lengths[g]]`."""
+
+    offer: IntArray
+    key: IntArray
+    by_group: IntArray
+    starts: IntArray
+    lengths: IntArray
+    group_of: IntArray  # the group number (0, 1, ...) of each position of `by_group`
+
+    @classmethod
+    def of(cls, table: OfferTable, offer: IntArray, key: IntArray) -> SizedRows:
+        return cls.grouped(offer, key, table.group[offer])
+
+    @classmethod
+    def grouped(cls, offer: IntArray, key: IntArray, groups: IntArray) -> SizedRows:
+        """The rows, with `groups[i]` the (accelerator, provider) group of row i."""
+        by_group = np.argsort(groups, kind="stable")
+        ordered = groups[by_group]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(ordered) else ordered
+        lengths = np.diff(np.r_[starts, len(ordered)])
+        group_of = np.repeat(np.arange(len(starts), dtype=np.int64), lengths)
+        return cls(offer, key, by_group, starts, lengths, group_of)
+
+    def cheapest_per_group(self, totals: FloatArray, feasible: BoolArray) -> IntArray:
+        """The cheapest feasible row of each group, groups ascending (ties: the earlier row)."""
+        if len(self.by_group) == 0:
+            return self.by_group
+        ordered = np.where(feasible, totals, np.inf)[self.by_group]
+        lowest = np.minimum.reduceat(ordered, self.starts)
+        at_lowest = (ordered == np.repeat(lowest, self.lengths)) & feasible[self.by_group]
+        positions = np.flatnonzero(at_lowest)
+        groups = self.group_of[positions]
+        first = positions[np.r_[True, groups[1:] != groups[:-1]]] if len(positions) else positions
+        return np.asarray(self.by_group[first], dtype=np.int64)
+
+
+@dataclass(frozen=True, slots=True)
 class ModeHours:
     """Instance-hours each sizing key pays in `mode`; NaN where the mode cannot serve (`reason`)."""
 
@@ -263,8 +305,7 @@ class RankedChoices:
 
 def choose_cheapest(
     table: OfferTable,
-    row_offer: IntArray,
-    row_key: IntArray,
+    rows: SizedRows,
     modes: Sequence[ModeHours],
     *,
     fixed_usd: float,
@@ -275,6 +316,7 @@ def choose_cheapest(
 ) -> tuple[RankedChoices, int]:
     """The cheapest feasible row per (accelerator, provider) and pricing mode, cheapest first, and
     the number of rows priced. Every rejected row is counted in `book`."""
+    row_offer, row_key = rows.offer, rows.key
     kept: list[tuple[IntArray, FloatArray, int]] = []  # (rows, totals, mode index) per mode
     priced = 0
     for index, spec in enumerate(modes):
@@ -283,8 +325,7 @@ def choose_cheapest(
         totals = prices * hours + fixed_usd
         priced += len(row_offer)
         _count(book, spec, table, row_offer, row_key, prices, hours, totals, max_total_usd, describe)
-        feasible = np.flatnonzero(~np.isnan(totals) & _within(totals, max_total_usd))
-        cheapest = _cheapest_per_group(table.group[row_offer[feasible]], totals[feasible], feasible)
+        cheapest = rows.cheapest_per_group(totals, ~np.isnan(totals) & _within(totals, max_total_usd))
         kept.append((cheapest, totals[cheapest], index))
     return _ranked(table, row_offer, row_key, kept, tuple(spec.mode for spec in modes)), priced
 
@@ -325,16 +366,6 @@ def _within(totals: FloatArray, cap: float | None) -> BoolArray:
     if cap is None:
         return np.ones(totals.shape, dtype=bool)
     return np.asarray(totals <= cap, dtype=bool)
-
-
-def _cheapest_per_group(groups: IntArray, totals: FloatArray, rows: IntArray) -> IntArray:
-    """Row ids of the cheapest entry of each group (ties: the earlier row)."""
-    if len(rows) == 0:
-        return np.zeros(0, dtype=np.int64)
-    order = np.lexsort((rows, totals, groups))
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = groups[order][1:] != groups[order][:-1]
-    return np.asarray(rows[order[first]], dtype=np.int64)
 
 
 def _count(

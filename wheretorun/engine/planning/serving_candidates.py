@@ -194,8 +194,7 @@ def _cloud(
     budget = context.constraints.max_usd_per_month
     choices, priced = choose_cheapest(
         table,
-        sized.row_offer,
-        sized.row_key,
+        sized.rows,
         [ModeHours(mode, cloud.paid_hours(hours, mode, demand)) for mode in cloud.SERVING_MODES],
         fixed_usd=a.cloud_staff_usd_per_month * demand.months,
         max_total_usd=None if budget is None else budget * demand.months,

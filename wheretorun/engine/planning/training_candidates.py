@@ -108,8 +108,7 @@ def _cloud(
     budget = context.constraints.max_usd_per_month
     choices, priced = choose_cheapest(
         table,
-        sized.row_offer,
-        sized.row_key,
+        sized.rows,
         [_mode_hours(mode, jobs, runs, context) for mode in TRAINING_MODES],
         fixed_usd=0.0,
         max_total_usd=None if budget is None else budget * a.horizon_months,
