@@ -8,12 +8,16 @@ the cached catalog snapshot, the engine, the response) after one warm-up, the CP
 training sizings, catalog columns; engine/caches.py) are computed afresh each time
 (`clear_caches()` before each call: the first request of its shape; a repeat or a change of volume
 or prices reuses them), the candidates each
-evaluates, and candidates per second. Also prints the cost of building the snapshot once.
+evaluates, and candidates per second. Also prints the cost of building the snapshot once, and
+the machine's speed at the start and the end of the run: the CPU time of a fixed pure-Python loop
+(`_reference_loop_ms`), since a shared machine's speed drifts by a factor of two from one
+minute to the next and the figures above are only comparable at comparable speeds.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import tempfile
@@ -32,6 +36,19 @@ from wheretorun.services.recommendations import recommend_for
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
+def _reference_loop_ms() -> float:
+    """CPU ms of summing 3,000,000 integers in a Python loop, best of three (~200 ms when this
+    machine ran at its fastest; the bench figures scale roughly with it)."""
+    best = math.inf
+    for _ in range(3):
+        start = time.process_time()
+        total = 0
+        for value in range(3_000_000):
+            total += value
+        best = min(best, (time.process_time() - start) * 1000)
+    return best
+
+
 def _percentile(samples: list[float], share: float) -> float:
     ordered = sorted(samples)
     return ordered[min(int(share * len(ordered)), len(ordered) - 1)]
@@ -43,6 +60,7 @@ def main() -> None:
     )
     parser.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args()
+    print(f"machine reference at the start: {_reference_loop_ms():.0f} ms (a 3M-step Python loop)")
     with tempfile.TemporaryDirectory() as workdir:
         engine = create_db_engine(f"sqlite:///{Path(workdir) / 'bench.db'}")
         prepare_database(engine)
@@ -84,6 +102,7 @@ def main() -> None:
                 )
             print(f"load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         engine.dispose()
+    print(f"machine reference at the end: {_reference_loop_ms():.0f} ms")
 
 
 if __name__ == "__main__":
