@@ -31,8 +31,14 @@ from wheretorun.engine.costs.owned import (
 from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF
 from wheretorun.engine.hybrid import BaseOption, BurstOption, HybridInputs
 from wheretorun.engine.planning.acceptable_models import SelfHosted, acceptable_models
-from wheretorun.engine.planning.cloud_sizing import size_replica_groups
-from wheretorun.engine.planning.cloud_table import Choice, ModeHours, OfferTable, choose_cheapest
+from wheretorun.engine.planning.cloud_sizing import CloudSizing, size_replica_groups
+from wheretorun.engine.planning.cloud_table import (
+    Choice,
+    ModeHours,
+    OfferTable,
+    RankedChoices,
+    choose_cheapest,
+)
 from wheretorun.engine.planning.context import SERVING_PRECISIONS, Context
 from wheretorun.engine.planning.layouts import server_layouts, unsized
 from wheretorun.engine.planning.offers import (
@@ -40,6 +46,7 @@ from wheretorun.engine.planning.offers import (
     eligible_hardware,
     eligible_offers,
 )
+from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.rules import context_window, deadline, first_failing, local_capacity
 from wheretorun.engine.rules.budget import over_limits
@@ -62,6 +69,9 @@ class ServingCandidates:
     bursts: list[BurstOption] = field(default_factory=list)
     evaluated: int = 0
     best_api: tuple[ApiPriceOffer, str] | None = None  # the cheapest hosted price and its model
+    # each sizing's cloud rows priced for this demand, by the sizing's identity: models of the same
+    # architecture (llama-3.3-70b and llama-3.1-70b) share a sizing and price the same rows
+    priced_sizings: dict[int, _PricedRows] = field(default_factory=dict)
 
     @property
     def hybrid_inputs(self) -> HybridInputs:
@@ -188,23 +198,14 @@ def _cloud(
     layouts = sized.sizings
     if not layouts:
         return None
-    planned = np.asarray([layout.capacity.requests_per_s * a.target_utilisation for layout in layouts])
-    per_instance = np.asarray([float(layout.per_instance) for layout in layouts])
-    hours = cloud.serving_hours(demand, planned, per_instance)
-    budget = context.constraints.max_usd_per_month
-    choices, priced = choose_cheapest(
-        table,
-        sized.rows,
-        [ModeHours(mode, cloud.paid_hours(hours, mode, demand)) for mode in cloud.SERVING_MODES],
-        fixed_usd=a.cloud_staff_usd_per_month * demand.months,
-        max_total_usd=None if budget is None else budget * demand.months,
-        assumptions=a,
-        book=book,
-        describe=lambda offer, key, mode: (
-            f"{cloud.offer_label(table.offers[offer], mode)} {layouts[key].capacity.precision.value}"
-        ),
+    known = result.priced_sizings.get(id(sized))
+    rows = (
+        known if known is not None and known.sized is sized else _priced_rows(sized, table, demand, context)
     )
-    result.evaluated += priced
+    result.priced_sizings[id(sized)] = rows
+    book.merge(rows.rejected)
+    result.evaluated += rows.priced
+    hours, choices = rows.hours, rows.choices
 
     hosted_per_request = (
         None if result.best_api is None else hosted.usd_per_request(result.best_api[0], demand)
@@ -239,6 +240,42 @@ def _cloud(
         return None if cost is None else Rental(label, cost.total_usd)
 
     return rental
+
+
+@dataclass(frozen=True, slots=True)
+class _PricedRows:
+    """A sizing's cloud rows priced for one demand: the hours of each layout, the cheapest
+    choices, the rows priced and the rejections made on the way (replayed for each model)."""
+
+    sized: CloudSizing[cloud.Layout]
+    hours: cloud.ServingHours
+    choices: RankedChoices
+    priced: int
+    rejected: RejectionBook
+
+
+def _priced_rows(
+    sized: CloudSizing[cloud.Layout], table: OfferTable, demand: ServingDemand, context: Context
+) -> _PricedRows:
+    a, layouts = context.assumptions, sized.sizings
+    planned = np.asarray([layout.capacity.requests_per_s * a.target_utilisation for layout in layouts])
+    per_instance = np.asarray([float(layout.per_instance) for layout in layouts])
+    hours = cloud.serving_hours(demand, planned, per_instance)
+    budget = context.constraints.max_usd_per_month
+    rejected = RejectionBook()
+    choices, priced = choose_cheapest(
+        table,
+        sized.rows,
+        [ModeHours(mode, cloud.paid_hours(hours, mode, demand)) for mode in cloud.SERVING_MODES],
+        fixed_usd=a.cloud_staff_usd_per_month * demand.months,
+        max_total_usd=None if budget is None else budget * demand.months,
+        assumptions=a,
+        book=rejected,
+        describe=lambda offer, key, mode: (
+            f"{cloud.offer_label(table.offers[offer], mode)} {layouts[key].capacity.precision.value}"
+        ),
+    )
+    return _PricedRows(sized, hours, choices, priced, rejected)
 
 
 def _keep_cloud_plans(
