@@ -28,6 +28,7 @@ peak is unknown is `unspecified_hardware`, never sized from decode alone (prefil
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Mapping, Sequence
@@ -60,6 +61,7 @@ REPLICA_SIZES = (1, 2, 4, 8)  # tensor-parallel degrees inside one node
 _REFINE_STEPS = 16
 _GIB = 1024**3
 _CACHED_CAPACITY_TABLES = 64  # the most recent argument sets `serving_capacities` remembers
+_ANY_NAME = "(architecture)"  # the name a remembered table's model carries: names do not matter
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,12 +179,13 @@ def serving_capacities(
     Remembered for the most recent argument sets: the capacities depend on nothing else (the
     catalog's hardware specs, the model, the request shape and targets, the calibration), not on
     volumes, prices or constraints, so a planning loop over volumes or prices, or a repeated
-    request, computes them once. The table is read-only, and the same object for the same
-    arguments, so what is derived from it can be remembered by its identity (the replica
-    layouts of planning/cloud_sizing.py).
+    request, computes them once; the model's name does not enter them, so two models of one
+    architecture (llama-3.3-70b and llama-3.1-70b) share a table. The table is read-only, and the
+    same object for the same arguments, so what is derived from it can be remembered by its
+    identity (planning/layouts.py, planning/cloud_sizing.py).
     """
     return _serving_capacities(
-        model,
+        dataclasses.replace(model, name=_ANY_NAME),  # two models of one architecture share a table
         tuple(accelerators),
         tuple(precisions),
         engine,
