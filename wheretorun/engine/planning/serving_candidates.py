@@ -216,10 +216,18 @@ def _cloud(
     def plan_of(choice: Choice) -> CostedCandidate | None:
         if choice in built:
             return built[choice]
-        offer = table.offers[choice.offer]
-        layout = layouts[choice.key]
-        plan = built[choice] = cloud.serving_plan(
-            offer, choice.mode, layout, model.model_id, demand, a, hosted_per_request, hours.row(choice.key)
+        offer, layout = table.offers[choice.offer], layouts[choice.key]
+        if choice not in rows.costs:
+            rows.costs[choice] = cloud.serving_cost(
+                offer, choice.mode, layout, demand, a, hosted_per_request, hours.row(choice.key)
+            )
+        cost = rows.costs[choice]
+        plan = built[choice] = (
+            None
+            if cost is None
+            else cloud.serving_plan(
+                offer, choice.mode, layout, model.model_id, demand, a, hosted_per_request, cost=cost
+            )
         )
         no_fallback = spot_fallback(choice.mode.pricing, fallback_priced=False) if plan is None else None
         if no_fallback is not None and choice.offer not in refused:
@@ -245,13 +253,15 @@ def _cloud(
 @dataclass(frozen=True, slots=True)
 class _PricedRows:
     """A sizing's cloud rows priced for one demand: the hours of each layout, the cheapest
-    choices, the rows priced and the rejections made on the way (replayed for each model)."""
+    choices, the rows priced and the rejections made on the way (replayed for each model), and
+    the cost of each choice made into a plan (the same for every model of the architecture)."""
 
     sized: CloudSizing[cloud.Layout]
     hours: cloud.ServingHours
     choices: RankedChoices
     priced: int
     rejected: RejectionBook
+    costs: dict[Choice, cloud.ServingCost | None] = field(default_factory=dict)
 
 
 def _priced_rows(
