@@ -390,14 +390,15 @@ def _bridge(
     if not sources:
         return None
 
-    memo: dict[bytes, Rental | None] = {}  # every owned candidate bridges the same months
+    # every owned candidate bridges the same months: the same head demand object (ServingDemand.head
+    # makes it once), remembered by identity with the head itself, so the identity is not reused
+    memo: dict[int, tuple[ServingDemand, Rental | None]] = {}
 
     def cheapest(head: ServingDemand) -> Rental | None:
-        key = head.rates_rps.tobytes()
-        if key not in memo:
-            plans = [plan for source in sources if (plan := source(head)) is not None]
-            memo[key] = min(plans, key=lambda plan: (plan.total_usd, plan.label), default=None)
-        return memo[key]
+        if id(head) not in memo:
+            rentals = [rental for source in sources if (rental := source(head)) is not None]
+            memo[id(head)] = head, min(rentals, key=lambda r: (r.total_usd, r.label), default=None)
+        return memo[id(head)][1]
 
     return cheapest
 
