@@ -26,8 +26,8 @@ _SECONDS_PER_HOUR = 3600.0
 class ServingDemand:
     """Requests per second per (month, hour group), and the tokens of one request.
 
-    The totals derived from the rates (`peak_rps`, `requests_per_month`, `total_requests`) are
-    computed once, when the demand is made: every plan of a recommendation reads them."""
+    The figures derived from the rates (`months`, `peak_rps`, `requests_per_month`,
+    `total_requests`) are computed once, when the demand is made: every plan reads them."""
 
     rates_rps: FloatArray  # (months, hour groups)
     group_hours: FloatArray  # (hour groups,): hours per month each group stands for
@@ -38,6 +38,7 @@ class ServingDemand:
     redundancy: int
     ttft_ms: float | None
     tpot_ms: float | None
+    months: int = field(init=False)
     peak_rps: float = field(init=False)
     requests_per_month: FloatArray = field(init=False, repr=False)
     total_requests: float = field(init=False)
@@ -49,6 +50,7 @@ class ServingDemand:
 
     def __post_init__(self) -> None:
         per_month = np.asarray(self.rates_rps @ self.group_hours * _SECONDS_PER_HOUR, dtype=np.float64)
+        object.__setattr__(self, "months", int(self.rates_rps.shape[0]))
         object.__setattr__(self, "peak_rps", float(self.rates_rps.max()) if self.rates_rps.size else 0.0)
         object.__setattr__(self, "requests_per_month", per_month)
         object.__setattr__(self, "total_requests", float(per_month.sum()))
@@ -102,10 +104,6 @@ class ServingDemand:
             ttft_ms=self.ttft_ms,
             tpot_ms=self.tpot_ms,
         )
-
-    @property
-    def months(self) -> int:
-        return int(self.rates_rps.shape[0])
 
     @property
     def tokens_per_request(self) -> int:
