@@ -72,6 +72,9 @@ class ServingCandidates:
     # each sizing's cloud rows priced for this demand, by the sizing's identity: models of the same
     # architecture (llama-3.3-70b and llama-3.1-70b) share a sizing and price the same rows
     priced_sizings: dict[int, _PricedRows] = field(default_factory=dict)
+    # owned sizings by (accelerator, layout identity): shared the same way (the sizing holds its
+    # layout, so the identity is not reused while the entry lives)
+    owned_sizings: dict[tuple[str, int], OwnedSizing] = field(default_factory=dict)
 
     @property
     def hybrid_inputs(self) -> HybridInputs:
@@ -436,7 +439,10 @@ def _owned(
             if isinstance(layout, Rejection):
                 book.record(layout, f"owned {entry.id}")
                 continue
-            sizing = owned_sizing(entry, price, tdp, layout, demand, a, bridge)
+            sizing = result.owned_sizings.get((entry.id, id(layout)))
+            if sizing is None:
+                sizing = owned_sizing(entry, price, tdp, layout, demand, a, bridge)
+                result.owned_sizings[(entry.id, id(layout))] = sizing
             over = over_limits(sizing.total_usd / demand.months, sizing.capex_usd, context.constraints)
             if over is not None:
                 book.record(over, f"owned {entry.id} at {precision.value}")
