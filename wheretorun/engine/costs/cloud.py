@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TypeVar
 
@@ -85,6 +85,10 @@ __all__ = [
 class CloudMode:
     pricing: str  # on_demand | spot | reserved_1y | reserved_3y
     scaling: str  # autoscaled | always_on | job
+    name: str = field(init=False, compare=False, repr=False)  # "on-demand autoscaled"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", f"{self.pricing.replace('_', '-')} {self.scaling.replace('_', '-')}")
 
     @property
     def term_years(self) -> int:
@@ -93,10 +97,6 @@ class CloudMode:
     @property
     def reserved(self) -> bool:
         return self.pricing.startswith("reserved")
-
-    @property
-    def name(self) -> str:
-        return f"{self.pricing.replace('_', '-')} {self.scaling.replace('_', '-')}"
 
 
 SERVING_MODES = (

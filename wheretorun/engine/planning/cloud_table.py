@@ -279,25 +279,20 @@ class Choice:
 
 @dataclass(frozen=True, slots=True)
 class RankedChoices:
-    """Choices cheapest first (ties: offer id, then mode name), kept as arrays; a `Choice` is
+    """Choices cheapest first (ties: offer id, then mode name), kept as columns; a `Choice` is
     made when read, as the planners read only the first few dozen of hundreds."""
 
-    offer: IntArray
-    key: IntArray
-    mode: IntArray  # index into `modes`
-    total_usd: FloatArray
+    offer: list[int]
+    key: list[int]
+    mode: list[int]  # index into `modes`
+    total_usd: list[float]
     modes: tuple[CloudMode, ...]
 
     def __len__(self) -> int:
         return len(self.offer)
 
     def __getitem__(self, index: int) -> Choice:
-        return Choice(
-            int(self.offer[index]),
-            int(self.key[index]),
-            self.modes[int(self.mode[index])],
-            float(self.total_usd[index]),
-        )
+        return Choice(self.offer[index], self.key[index], self.modes[self.mode[index]], self.total_usd[index])
 
     def __iter__(self) -> Iterator[Choice]:
         return (self[index] for index in range(len(self.offer)))
@@ -346,7 +341,13 @@ def _ranked(
     mode_order = np.asarray([name_place[m.name] for m in modes], dtype=np.int64)
     offer = row_offer[rows]
     order = np.lexsort((mode_order[mode], table.id_order[offer], totals))
-    return RankedChoices(offer[order], row_key[rows][order], mode[order], totals[order], modes)
+    return RankedChoices(
+        offer[order].tolist(),
+        row_key[rows][order].tolist(),
+        mode[order].tolist(),
+        totals[order].tolist(),
+        modes,
+    )
 
 
 def one_per_group(choices: Iterable[Choice], table: OfferTable, most: int) -> list[Choice]:
