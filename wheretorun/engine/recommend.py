@@ -146,8 +146,12 @@ def _count_suspect(
             context.book.record(rejection, f"{price.provider} {price.model_id}")
     for offer in snapshot.suspect_cloud_offers:
         rejection = suspect_price(offer.suspect_reason, constraints)
-        if rejection is not None:
+        if rejection is None:
+            continue
+        if context.book.wants_example(rejection.reason):
             context.book.record(rejection, f"{offer.provider} {offer.instance_type} {offer.region}")
+        else:
+            context.book.add_count(rejection.reason, 1)
 
 
 @dataclass(frozen=True, slots=True)
