@@ -294,6 +294,11 @@ class RankedChoices:
     def __getitem__(self, index: int) -> Choice:
         return Choice(self.offer[index], self.key[index], self.modes[self.mode[index]], self.total_usd[index])
 
+    def first(self, wanted: Callable[[CloudMode], bool]) -> Choice | None:
+        """The cheapest choice in a mode that is `wanted`, or None."""
+        modes = {index for index, mode in enumerate(self.modes) if wanted(mode)}
+        return next((self[index] for index, mode in enumerate(self.mode) if mode in modes), None)
+
     def __iter__(self) -> Iterator[Choice]:
         return (self[index] for index in range(len(self.offer)))
 

@@ -311,12 +311,12 @@ def _keep_cloud_plans(
             break
 
 
-def _first(choices: Iterable[Choice], pricing: tuple[str, ...], scaling: str) -> Choice | None:
-    return next((c for c in choices if c.mode.pricing in pricing and c.mode.scaling == scaling), None)
+def _first(choices: RankedChoices, pricing: tuple[str, ...], scaling: str) -> Choice | None:
+    return choices.first(lambda mode: mode.pricing in pricing and mode.scaling == scaling)
 
 
 def _cloud_bursts_and_base(
-    choices: Iterable[Choice],
+    choices: RankedChoices,
     plan_of: Callable[[Choice], CostedCandidate | None],
     layouts: list[cloud.Layout],
     table: OfferTable,
