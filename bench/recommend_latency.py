@@ -3,7 +3,8 @@
     .venv/bin/python bench/recommend_latency.py [--repeats 20]
 
 For each example workload in examples/: p50 / p99 wall time of `recommend_for` (request parsing,
-the cached catalog snapshot, the engine, the response) after one warm-up, the CPU time p50 / p99
+the cached catalog snapshot, the engine, the response) after one warm-up, the examples taking
+turns (one request of each, `--repeats` times over), the CPU time p50 / p99
 (steadier than wall time on a shared machine), the p50 when the engine's memos (capacity tables,
 training sizings, catalog columns; engine/caches.py) are computed afresh each time
 (`clear_caches()` before each call: the first request of its shape; a repeat or a change of volume
@@ -76,28 +77,32 @@ def main() -> None:
                 f"{'workload':<26} {'p50 ms':>7} {'p99 ms':>7} {'CPU p50':>8} {'CPU p99':>8} "
                 f"{'fresh p50':>10} {'candidates':>11} {'candidates/s':>13}"
             )
-            for example in sorted(EXAMPLES.glob("*.yaml")):
-                request = RecommendationCreate.model_validate(
-                    yaml.safe_load(example.read_text(encoding="utf-8"))
-                )
-                result = recommend_for(session, request, cache)  # warm-up (and the snapshot)
-                samples, cpu = [], []
-                for _ in range(args.repeats):
+            examples = sorted(EXAMPLES.glob("*.yaml"))
+            requests = [
+                RecommendationCreate.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+                for path in examples
+            ]
+            results = [recommend_for(session, request, cache) for request in requests]  # warm-up
+            samples: list[list[float]] = [[] for _ in examples]
+            cpu: list[list[float]] = [[] for _ in examples]
+            for _ in range(args.repeats):  # the examples take turns: a drift in speed hits all alike
+                for index, request in enumerate(requests):
                     start, start_cpu = time.perf_counter(), time.process_time()
                     recommend_for(session, request, cache)
-                    samples.append((time.perf_counter() - start) * 1000)
-                    cpu.append((time.process_time() - start_cpu) * 1000)
+                    samples[index].append((time.perf_counter() - start) * 1000)
+                    cpu[index].append((time.process_time() - start_cpu) * 1000)
+            for index, (example, request) in enumerate(zip(examples, requests, strict=True)):
                 fresh = []
                 for _ in range(max(args.repeats // 4, 3)):
                     clear_caches()
                     start = time.perf_counter()
                     recommend_for(session, request, cache)
                     fresh.append((time.perf_counter() - start) * 1000)
-                p50 = statistics.median(samples)
-                candidates = result.candidates_evaluated
+                p50 = statistics.median(samples[index])
+                candidates = results[index].candidates_evaluated
                 print(
-                    f"{example.stem:<26} {p50:>7.1f} {_percentile(samples, 0.99):>7.1f} "
-                    f"{statistics.median(cpu):>8.1f} {_percentile(cpu, 0.99):>8.1f} "
+                    f"{example.stem:<26} {p50:>7.1f} {_percentile(samples[index], 0.99):>7.1f} "
+                    f"{statistics.median(cpu[index]):>8.1f} {_percentile(cpu[index], 0.99):>8.1f} "
                     f"{statistics.median(fresh):>10.1f} {candidates:>11,} {candidates / (p50 / 1000):>13,.0f}"
                 )
             print(f"load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")

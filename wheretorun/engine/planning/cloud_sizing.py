@@ -92,7 +92,7 @@ def size_replica_groups(
     return sizing
 
 
-_SIZED: RecentResults[tuple[CloudSizing[Layout], RejectionBook]] = RecentResults(kept=8)
+_SIZED: RecentResults[tuple[CloudSizing[Layout], RejectionBook]] = RecentResults(kept=16)
 
 
 def clear_sized_groups() -> None:

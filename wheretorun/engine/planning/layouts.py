@@ -27,7 +27,7 @@ __all__ = ["clear_layout_memo", "instance_layouts", "server_layouts", "unsized"]
 _Key = tuple[str, str, int, Precision]
 _Chooser = Callable[[CapacityTable, str, int, Precision], tuple[Layout | None, list[ReplicaCapacity]]]
 
-_MEMO: RecentResults[dict[_Key, Layout | Rejection]] = RecentResults(kept=8)
+_MEMO: RecentResults[dict[_Key, Layout | Rejection]] = RecentResults(kept=16)
 
 
 def instance_layouts(

@@ -129,7 +129,7 @@ def _describe(columns: CatalogColumns, rows: IntArray, stage: _Stage) -> Callabl
 
 # The offers a request's constraints and assumptions leave, for the last few (catalog, constraints,
 # assumptions): a planning loop over volumes asks the same. Matched by the catalog's identity.
-_SCREENED: RecentResults[tuple[EligibleOffers, RejectionBook]] = RecentResults(kept=8)
+_SCREENED: RecentResults[tuple[EligibleOffers, RejectionBook]] = RecentResults(kept=16)
 
 
 def eligible_offers(context: Context, candidates_per_offer: int) -> EligibleOffers:
@@ -182,7 +182,7 @@ def _by_size(columns: CatalogColumns, kept: IntArray, counts: IntArray) -> dict[
     return {key: np.asarray(rows[key], dtype=np.int64) for key in sorted(rows)}
 
 
-_PURCHASABLE: RecentResults[tuple[list[AcceleratorEntry], RejectionBook]] = RecentResults(kept=8)
+_PURCHASABLE: RecentResults[tuple[list[AcceleratorEntry], RejectionBook]] = RecentResults(kept=32)
 
 
 def eligible_hardware(

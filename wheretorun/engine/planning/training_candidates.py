@@ -133,7 +133,7 @@ _Jobs = dict[str, TrainingJob | Rejection]  # the fastest job within each limit 
 # The sized groups of the last few (eligible offers, job sizer, limits), and the rejections they
 # made: a planning loop over prices or budgets sizes the same jobs (the job sizer is itself
 # remembered per model, workload shape and assumptions, so it is matched by identity).
-_SIZED: RecentResults[tuple[CloudSizing[_Jobs], RejectionBook]] = RecentResults(kept=8)
+_SIZED: RecentResults[tuple[CloudSizing[_Jobs], RejectionBook]] = RecentResults(kept=16)
 
 
 def clear_sized_jobs() -> None:
