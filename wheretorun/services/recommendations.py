@@ -228,11 +228,12 @@ def recommend_for(
 def recommendation_read(recommendation: Recommendation, limit: int | None = None) -> RecommendationRead:
     """The answer: the first `limit` ranked options, and the rest of the recommendation as it is."""
     options = recommendation.options[:limit] if limit else recommendation.options
+    read = {id(option): OptionRead.model_validate(option) for option in options}  # best ones are among them
     return RecommendationRead(
         workload_kind=recommendation.workload_kind,
-        options=[OptionRead.model_validate(option) for option in options],
+        options=[read[id(option)] for option in options],
         best_per_option={
-            kind.value: OptionRead.model_validate(option)
+            kind.value: read.get(id(option)) or OptionRead.model_validate(option)
             for kind, option in recommendation.best_per_option.items()
         },
         rejected=[RejectedRead.model_validate(group) for group in recommendation.rejected],
