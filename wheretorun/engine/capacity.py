@@ -214,26 +214,8 @@ def _serving_capacities(
     tpot_ms: float | None,
     efficiency: EfficiencyTable,
 ) -> CapacityTable:
-    return MappingProxyType(
-        _capacities(
-            model, accelerators, precisions, engine, input_tokens, output_tokens, ttft_ms, tpot_ms, efficiency
-        )
-    )
-
-
-def _capacities(
-    model: ModelArchitecture,
-    accelerators: tuple[tuple[str, AcceleratorSpec], ...],
-    precisions: tuple[Precision, ...],
-    engine: ServingEngine,
-    input_tokens: int,
-    output_tokens: int,
-    ttft_ms: float | None,
-    tpot_ms: float | None,
-    efficiency: EfficiencyTable,
-) -> dict[tuple[str, int, Precision], ReplicaCapacity]:
     if not accelerators or not precisions:
-        return {}
+        return MappingProxyType({})
     specs = tuple(spec for _, spec in accelerators)
     request = _Request(
         model=model,
@@ -261,7 +243,7 @@ def _capacities(
         np.asarray([row for row, problem in enumerate(layouts) if problem is None], dtype=np.int64)
     )
     if len(configs) == 0:
-        return capacities
+        return MappingProxyType(capacities)
     first = request.sweep(configs, np.ones(len(configs), dtype=np.int64))
     limits = _concurrency_limits(request, configs, first)
     rows = np.flatnonzero(request.meets(first) & first.valid & (limits >= 1))
@@ -279,7 +261,7 @@ def _capacities(
             capacities[key] = _infeasible(
                 key, _runs(request, configs, row), at_one, row, _why_not(request, configs, row, first)
             )
-    return capacities
+    return MappingProxyType(capacities)
 
 
 def _key(request: _Request, ids: Sequence[str], configs: _Configs, row: int) -> tuple[str, int, Precision]:
