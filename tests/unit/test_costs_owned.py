@@ -14,7 +14,7 @@ from wheretorun.engine.costs import cloud, hosted
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import Rental, local_plan, owned_plan, server_capex_usd, server_size
 from wheretorun.engine.precision import Precision
-from wheretorun.engine.workload import InferenceWorkload
+from wheretorun.engine.workload import InferenceWorkload, OptionKind
 
 H100 = ACCELERATORS["h100-sxm"]
 
@@ -127,9 +127,10 @@ def test_owned_and_local_options_state_their_price_per_accelerator_hour() -> Non
 def test_a_repriced_total_is_the_total_of_the_plan_repriced(multiplier: float) -> None:
     """The break-even search reads `repriced_total_usd`: it must be exactly the total of the plan
     `reprice` builds, for owned servers (with their lead-time rental), cloud spot serving (with
-    its fallback) and a hosted API, at volumes from 1/64 x to 64 x."""
+    its fallback), a hosted API and a local card (None past one stream), at volumes from 1/64 x
+    to 64 x."""
     layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
-    demand, assumptions = _demand(5.0), Assumptions()
+    demand, assumptions, card = _demand(5.0), Assumptions(), ACCELERATORS["rtx-4090"]
     on_demand, spot = cloud.CloudMode("on_demand", "autoscaled"), cloud.CloudMode("spot", "autoscaled")
 
     def bridge(head: ServingDemand) -> Rental | None:
@@ -140,12 +141,24 @@ def test_a_repriced_total_is_the_total_of_the_plan_repriced(multiplier: float) -
         owned_plan(H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, assumptions, bridge),
         cloud.serving_plan(P5, spot, layout, "m", demand, assumptions, hosted_usd_per_request=0.002),
         hosted.serving_plan(DEEPINFRA_70B, "llama-3.3-70b", demand, assumptions),
+        local_plan(
+            card,
+            HARDWARE["rtx-4090"],
+            450.0,
+            _capacity(1.0, 1, 50.0),
+            "m",
+            demand,
+            assumptions,
+        ),
     ]
     for plan in plans:
         assert plan is not None
         assert plan.reprice is not None
         assert plan.repriced_total_usd is not None
         repriced = plan.reprice(multiplier)
-        assert repriced is not None
+        if repriced is None:  # a local card past one stream at this volume
+            assert plan.option == OptionKind.LOCAL
+            assert plan.repriced_total_usd(multiplier) is None
+            continue
         assert repriced.total_usd > 0
         assert plan.repriced_total_usd(multiplier) == repriced.total_usd

@@ -55,6 +55,7 @@ __all__ = [
     "OwnedUnit",
     "Rental",
     "choose_server_layout",
+    "local_lines",
     "local_plan",
     "owned_plan",
     "owned_sizing",
@@ -354,6 +355,39 @@ def _owned_risks(
     return tuple(risks)
 
 
+def local_lines(
+    entry: AcceleratorEntry,
+    price: HardwarePrice,
+    tdp_w: float,
+    capacity: ReplicaCapacity,
+    demand: ServingDemand,
+    assumptions: Assumptions,
+) -> tuple[Line, ...] | None:
+    """The cost lines of one local card serving `demand`; None when the peak needs more than one
+    stream (`local_plan` without the plan: what the break-even search needs)."""
+    a = assumptions
+    if one_stream(capacity.single_stream_rps, demand.peak_rps, a.target_utilisation) is not None:
+        return None
+    card = price.usd_per_accelerator
+    schedule = capital_schedule(
+        0, a.horizon_months, a.life_months, a.residual_value_fraction, a.cost_of_capital_annual
+    )
+    busy_hours = demand.served_rps_hours(0) / capacity.single_stream_rps
+    energy = tdp_w / _W_PER_KW * busy_hours * a.electricity_usd_per_kwh
+    upkeep = a.hosted_staff_usd_per_month * demand.months
+    return (
+        Line(
+            "card purchase",
+            card * schedule.purchases,
+            f"{entry.id} at ${card:,.0f}; the host machine is not costed",
+        ),
+        Line("resale value", -card * schedule.resale),
+        Line("cost of capital", card * schedule.cost_of_capital),
+        Line("power", energy, f"{tdp_w:.0f} W while busy ({busy_hours:,.0f} h), office power without PUE"),
+        Line("upkeep", upkeep, "integration and care, at the hosted-API staff rate"),
+    )
+
+
 def local_plan(
     entry: AcceleratorEntry,
     price: HardwarePrice,
@@ -365,26 +399,13 @@ def local_plan(
 ) -> CostedCandidate | None:
     """One local card serving one user; None when the peak needs more than one stream."""
     a = assumptions
-    if one_stream(capacity.single_stream_rps, demand.peak_rps, a.target_utilisation) is not None:
+    lines = local_lines(entry, price, tdp_w, capacity, demand, a)
+    if lines is None:
         return None
     card = price.usd_per_accelerator
-    schedule = capital_schedule(
-        0, a.horizon_months, a.life_months, a.residual_value_fraction, a.cost_of_capital_annual
-    )
     busy_hours = demand.served_rps_hours(0) / capacity.single_stream_rps
-    energy = tdp_w / _W_PER_KW * busy_hours * a.electricity_usd_per_kwh
-    upkeep = a.hosted_staff_usd_per_month * demand.months
-    lines = (
-        Line(
-            "card purchase",
-            card * schedule.purchases,
-            f"{entry.id} at ${card:,.0f}; the host machine is not costed",
-        ),
-        Line("resale value", -card * schedule.resale),
-        Line("cost of capital", card * schedule.cost_of_capital),
-        Line("power", energy, f"{tdp_w:.0f} W while busy ({busy_hours:,.0f} h), office power without PUE"),
-        Line("upkeep", upkeep, "integration and care, at the hosted-API staff rate"),
-    )
+    usd = {line.name: line.usd for line in lines}
+    energy, upkeep = usd["power"], usd["upkeep"]
     utilisation = busy_hours / (a.hours_per_month * demand.months)
     risks = [
         "no SLA: a single card in one machine, no failover",
@@ -426,4 +447,11 @@ def local_plan(
         reprice=lambda multiplier: local_plan(
             entry, price, tdp_w, capacity, model_id, demand.scaled(multiplier), a
         ),
+        repriced_total_usd=lambda multiplier: _total(
+            local_lines(entry, price, tdp_w, capacity, demand.scaled(multiplier), a)
+        ),
     )
+
+
+def _total(lines: tuple[Line, ...] | None) -> float | None:
+    return None if lines is None else sum(line.usd for line in lines)
