@@ -408,9 +408,9 @@ def _catalog_state(session: Session, as_of: dt.datetime | None) -> tuple[int, st
     """`catalog_version_in_force` and a fingerprint of the price overrides (a new or ended
     override changes it), in one round trip: every request asks."""
     version = repo.catalog_version_id_query(as_of or dt.datetime.now(dt.UTC)).scalar_subquery()
-    version_id, count, newest, latest_end = session.execute(
-        select(
-            version, func.count(), func.max(PriceOverride.id), func.max(PriceOverride.effective_to)
-        ).select_from(PriceOverride)
-    ).one()
+    state = select(
+        version, func.count(), func.max(PriceOverride.id), func.max(PriceOverride.effective_to)
+    ).select_from(PriceOverride)
+    # a Core statement on the session's connection: the ORM has nothing to add to an aggregate
+    version_id, count, newest, latest_end = session.connection().execute(state).one()
     return _or_first_version(session, version_id), f"{count}:{newest}:{latest_end}"
