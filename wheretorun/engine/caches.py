@@ -1,9 +1,11 @@
 """Every memo the engine keeps between calls, and one way to forget them all.
 
 Each memo holds results of pure functions of immutable values (capacity tables, replica
-layouts, the eligible offers and their sizing, training sizings, the catalog's columns, Poisson
-quantiles), is bounded in size, and changes timing only: `clear_caches()` exists so tests and
-benches can compare the remembered path with the answer computed afresh.
+layouts, the eligible offers and purchasable hardware and the sizing of the offer groups, training
+sizings, the catalog's columns, the hosted price rows by model, Poisson quantiles), is bounded in
+size, and changes timing only: `clear_caches()` exists so tests and benches can compare the
+remembered path with the answer computed afresh. The memos of large immutable inputs match them by
+identity (engine/memo.py).
 """
 
 from __future__ import annotations
