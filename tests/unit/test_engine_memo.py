@@ -3,6 +3,8 @@ a remembered step's rejections."""
 
 from __future__ import annotations
 
+import threading
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -64,3 +66,26 @@ def test_merging_a_book_equals_recording_its_rejections_in_order(
     merged.merge(remembered)
     assert merged.groups() == direct.groups()
     assert merged.total == direct.total == sum(count for _, _, count in before + step)
+
+
+def test_threads_sharing_a_memo_each_get_their_own_keys_result() -> None:
+    """The API serves requests from a thread pool: with constant eviction (4 kept, 24 keys), every
+    result must still be the one computed for its own key, and nothing may raise."""
+    memo: RecentResults[tuple[int, str]] = RecentResults(kept=4)
+    keys = [object() for _ in range(24)]
+    wrong: list[tuple[int, object]] = []
+
+    def work(seed: int) -> None:
+        for step in range(3_000):
+            index = (seed * 7 + step * 13) % len(keys)
+            value = "even" if step % 2 == 0 else "odd"
+            result = memo.get((keys[index],), value, lambda i=index, v=value: (i, v))
+            if result != (index, value):
+                wrong.append((index, result))
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []

@@ -9,6 +9,7 @@ identity-matched objects it holds, so an identity cannot be reused while its ent
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
@@ -18,26 +19,33 @@ V = TypeVar("V")
 
 
 class RecentResults(Generic[V]):
-    """The results for the `kept` most recently used argument sets."""
+    """The results for the `kept` most recently used argument sets. Safe to share between the
+    threads that serve requests: the list is read and reordered under a lock; a result is
+    computed outside it (two threads may compute the same result; both are the same value)."""
 
     def __init__(self, kept: int) -> None:
         self._kept = kept
         self._entries: list[tuple[tuple[object, ...], Hashable, V]] = []
+        self._lock = threading.Lock()
 
     def get(self, same: tuple[object, ...], equal: Hashable, compute: Callable[[], V]) -> V:
         """The result remembered for objects `same` (by identity) and values `equal` (by
         equality), or `compute()`'s, remembered from now on."""
-        for index, (objects, values, result) in enumerate(self._entries):
-            if len(objects) == len(same) and all(a is b for a, b in zip(objects, same, strict=True)):
-                if values == equal:
-                    if index:
-                        self._entries.insert(0, self._entries.pop(index))
-                    return result
+        with self._lock:
+            for index, entry in enumerate(self._entries):
+                objects, values, result = entry
+                if len(objects) == len(same) and all(a is b for a, b in zip(objects, same, strict=True)):
+                    if values == equal:
+                        del self._entries[index]
+                        self._entries.insert(0, entry)
+                        return result
         result = compute()
-        self._entries.insert(0, (same, equal, result))
-        del self._entries[self._kept :]
+        with self._lock:
+            self._entries.insert(0, (same, equal, result))
+            del self._entries[self._kept :]
         return result
 
     def clear(self) -> None:
         """Forget every result (the next call computes afresh)."""
-        self._entries.clear()
+        with self._lock:
+            self._entries.clear()
