@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from wheretorun.engine.catalog import CatalogSnapshot
 from wheretorun.pricing.models import ApiPrice, CatalogVersion, CloudOffer, HardwarePrice
+from wheretorun.pricing.overrides import OverrideSpec, create_override, end_override
 from wheretorun.pricing.snapshot import SnapshotCache, build_snapshot
+from wheretorun.security import Actor
 
 
 def _count(session: Session, *where: object) -> int:
@@ -89,3 +93,23 @@ def test_a_settling_cache_freezes_the_snapshot(session: Session, monkeypatch: py
     assert not scanned(settled.cloud_offers)
     later = SnapshotCache(settle=True).get(session, dt.datetime(2031, 1, 1, tzinfo=dt.UTC))
     assert scanned(later.cloud_offers)  # once per process
+
+
+def test_an_override_ended_in_the_same_session_changes_the_cached_snapshot(session: Session) -> None:
+    """The catalog-state check goes through the session, so a change it has not flushed yet (an
+    override just ended) gives a new snapshot, not the cached one with the old price."""
+    now = dt.datetime.now(dt.UTC)
+    actor = Actor("cli:test")
+    spec = OverrideSpec(applies_to="cloud_offers", provider="aws", reason="test", multiplier=Decimal("2"))
+    override = create_override(session, spec, actor, now)
+    cache = SnapshotCache()
+    doubled = cache.get(session)
+    end_override(session, override.id, actor, now)
+    ended = cache.get(session)
+
+    def aws_price(snapshot: CatalogSnapshot, offer_id: str) -> Decimal | None:
+        return next(o.on_demand_usd_per_hour for o in snapshot.cloud_offers if o.id == offer_id)
+
+    offer = next(o for o in doubled.cloud_offers if o.provider == "aws" and o.on_demand_usd_per_hour)
+    assert ended is not doubled
+    assert offer.on_demand_usd_per_hour == 2 * aws_price(ended, offer.id)  # type: ignore[operator]

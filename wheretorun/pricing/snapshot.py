@@ -411,6 +411,6 @@ def _catalog_state(session: Session, as_of: dt.datetime | None) -> tuple[int, st
     state = select(
         version, func.count(), func.max(PriceOverride.id), func.max(PriceOverride.effective_to)
     ).select_from(PriceOverride)
-    # a Core statement on the session's connection: the ORM has nothing to add to an aggregate
-    version_id, count, newest, latest_end = session.connection().execute(state).one()
+    # through the session, so changes it has not flushed yet (an override just ended) count
+    version_id, count, newest, latest_end = session.execute(state).one()
     return _or_first_version(session, version_id), f"{count}:{newest}:{latest_end}"
