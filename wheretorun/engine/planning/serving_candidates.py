@@ -201,11 +201,9 @@ def _cloud(
     layouts = sized.sizings
     if not layouts:
         return None
-    known = result.priced_sizings.get(id(sized))
-    rows = (
-        known if known is not None and known.sized is sized else _priced_rows(sized, table, demand, context)
-    )
-    result.priced_sizings[id(sized)] = rows
+    rows = result.priced_sizings.get(id(sized))  # the entry holds `sized`: its id is not reused
+    if rows is None:
+        rows = result.priced_sizings[id(sized)] = _priced_rows(sized, table, demand, context)
     book.merge(rows.rejected)
     result.evaluated += rows.priced
     hours, choices = rows.hours, rows.choices
