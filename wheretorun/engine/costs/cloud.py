@@ -406,14 +406,13 @@ def serving_plan(
     demand: ServingDemand,
     assumptions: Assumptions,
     hosted_usd_per_request: float | None = None,
-    hours: ServingHours | None = None,
     cost: ServingCost | None = None,
 ) -> CostedCandidate | None:
     """Serving `model_id` on instances of `offer` for the horizon (`serving_cost` as a plan);
     None when `serving_cost` is. `cost` is that `serving_cost` when the caller has it already
-    (another model of the same architecture was priced on the same choice)."""
+    (priced from the hours of all layouts at once, and shared by the models of one architecture)."""
     if cost is None:
-        cost = serving_cost(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours)
+        cost = serving_cost(offer, mode, layout, demand, assumptions, hosted_usd_per_request)
     if cost is None:
         return None
     price, paid, peak, lines = cost.price, cost.paid_hours, cost.peak_instances, cost.lines
