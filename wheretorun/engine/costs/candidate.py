@@ -8,13 +8,13 @@ it, is the same total computed from the same cost lines without the plan around 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import OptionKind
 
-__all__ = ["FIXED_STAFF_LINES", "Line", "CostedCandidate"]
+__all__ = ["FIXED_STAFF_LINES", "Line", "CostedCandidate", "lines_total"]
 
 # Lines paid whatever the volume: the per-deployment staff minimum (costs/staff.py) and a local
 # card's upkeep. A marginal cost leaves them out.
@@ -26,6 +26,12 @@ class Line:
     name: str
     usd: float
     note: str = ""
+
+
+def lines_total(lines: Iterable[Line]) -> float:
+    """What cost lines add up to, in their order: a plan's total, and the totals the break-even
+    search and the lead-time bridge compute from the same lines without the plan."""
+    return sum(line.usd for line in lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +69,7 @@ class CostedCandidate:
     _total_usd: float = field(init=False, default=0.0, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_total_usd", sum(line.usd for line in self.lines))
+        object.__setattr__(self, "_total_usd", lines_total(self.lines))
 
     @property
     def total_usd(self) -> float:

@@ -46,7 +46,7 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import REPLICA_SIZES, CapacityTable, ReplicaCapacity
 from wheretorun.engine.catalog import CloudOffer
 from wheretorun.engine.costs.arrays import FloatArray, ceil_array
-from wheretorun.engine.costs.candidate import CostedCandidate, Line
+from wheretorun.engine.costs.candidate import CostedCandidate, Line, lines_total
 from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
 from wheretorun.engine.costs.staff import staff_lines
 from wheretorun.engine.precision import Precision
@@ -351,7 +351,7 @@ class ServingCost:
 
     @property
     def total_usd(self) -> float:
-        return sum(line.usd for line in self.lines)  # as CostedCandidate.total_usd adds them
+        return lines_total(self.lines)
 
 
 def serving_cost(

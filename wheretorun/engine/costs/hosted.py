@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import ApiPriceOffer
-from wheretorun.engine.costs.candidate import CostedCandidate, Line
+from wheretorun.engine.costs.candidate import CostedCandidate, Line, lines_total
 from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
 from wheretorun.engine.costs.staff import staff_lines
 from wheretorun.engine.recommendation import Setup
@@ -103,8 +103,8 @@ def serving_plan(
         facts=(f"Pays per token (${per_request * 1000:.4f} per 1,000 requests), nothing when idle",),
         price_source=f"token prices of {price.model_id}: {price.source}",
         reprice=lambda multiplier: serving_plan(price, model_id, demand.scaled(multiplier), assumptions),
-        repriced_total_usd=lambda multiplier: sum(
-            line.usd for line in serving_lines(price, demand.scaled(multiplier), assumptions)
+        repriced_total_usd=lambda multiplier: lines_total(
+            serving_lines(price, demand.scaled(multiplier), assumptions)
         ),
     )
 

@@ -39,7 +39,7 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import REPLICA_SIZES, CapacityTable, ReplicaCapacity
 from wheretorun.engine.catalog import AcceleratorEntry, HardwarePrice
 from wheretorun.engine.costs.arrays import ceil_count
-from wheretorun.engine.costs.candidate import CostedCandidate, Line
+from wheretorun.engine.costs.candidate import CostedCandidate, Line, lines_total
 from wheretorun.engine.costs.cloud import Layout, quantisation_risks
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.finance import CapitalSchedule, capital_schedule
@@ -454,4 +454,4 @@ def local_plan(
 
 
 def _total(lines: tuple[Line, ...] | None) -> float | None:
-    return None if lines is None else sum(line.usd for line in lines)
+    return None if lines is None else lines_total(lines)

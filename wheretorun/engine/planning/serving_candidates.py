@@ -17,7 +17,7 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import CapacityTable, serving_capacities
 from wheretorun.engine.catalog import AcceleratorEntry, ApiPriceOffer
 from wheretorun.engine.costs import cloud, hosted
-from wheretorun.engine.costs.candidate import CostedCandidate
+from wheretorun.engine.costs.candidate import CostedCandidate, lines_total
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import (
     Bridge,
@@ -385,7 +385,7 @@ def _bridge(
 
         def api(head: ServingDemand) -> Rental:
             lines = hosted.serving_lines(price, head, context.assumptions)
-            return Rental(hosted.label(price), sum(line.usd for line in lines))
+            return Rental(hosted.label(price), lines_total(lines))
 
         sources.append(api)
     if not sources:
