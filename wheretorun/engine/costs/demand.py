@@ -10,7 +10,9 @@ same rate need the same capacity and cost the same.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
@@ -20,6 +22,17 @@ from wheretorun.engine.workload import BatchWorkload, InferenceWorkload
 __all__ = ["BatchDemand", "ServingDemand"]
 
 _SECONDS_PER_HOUR = 3600.0
+
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _once(store: dict[_K, _V], key: _K, make: Callable[[], _V]) -> _V:
+    """`store[key]`, made by `make()` the first time it is asked for."""
+    if key not in store:
+        store[key] = make()
+    return store[key]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,35 +88,21 @@ class ServingDemand:
 
     def scaled(self, multiplier: float) -> ServingDemand:
         """The same traffic shape at `multiplier` x the volume."""
-        if multiplier not in self._scaled:
-            self._scaled[multiplier] = self._with_rates(self.rates_rps * multiplier)
-        return self._scaled[multiplier]
+        return _once(self._scaled, multiplier, lambda: self._with_rates(self.rates_rps * multiplier))
 
     def head(self, months: int) -> ServingDemand:
         """The first `months` months only (what must be served while hardware is on order)."""
-        if months not in self._heads:
-            self._heads[months] = self._with_rates(self.rates_rps[:months])
-        return self._heads[months]
+        return _once(self._heads, months, lambda: self._with_rates(self.rates_rps[:months]))
 
     def served_rps_hours(self, from_month: int) -> float:
         """Request-rate x hours from `from_month` on (what owned hardware serves after delivery;
-        its energy is linear in it), computed once per month of delivery."""
-        if from_month not in self._served:
-            self._served[from_month] = float((self.rates_rps[from_month:] @ self.group_hours).sum())
-        return self._served[from_month]
+        its energy is linear in it)."""
+        return _once(
+            self._served, from_month, lambda: float((self.rates_rps[from_month:] @ self.group_hours).sum())
+        )
 
     def _with_rates(self, rates_rps: FloatArray) -> ServingDemand:
-        return ServingDemand(
-            rates_rps=rates_rps,
-            group_hours=self.group_hours,
-            hours_per_month=self.hours_per_month,
-            input_tokens=self.input_tokens,
-            cached_input_tokens=self.cached_input_tokens,
-            output_tokens=self.output_tokens,
-            redundancy=self.redundancy,
-            ttft_ms=self.ttft_ms,
-            tpot_ms=self.tpot_ms,
-        )
+        return dataclasses.replace(self, rates_rps=rates_rps)  # the derived figures are computed anew
 
     @property
     def tokens_per_request(self) -> int:
