@@ -32,6 +32,8 @@ import math
 from dataclasses import dataclass
 from typing import TypeVar
 
+import numpy as np
+
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.costs.arrays import FloatArray
 
@@ -68,8 +70,12 @@ def reclaims_per_instance_hour(assumptions: Assumptions) -> float:
     return assumptions.spot_reclaims_per_instance_month / assumptions.hours_per_month
 
 
-def _stretched(hours: float, lost_share: float) -> float:
-    return math.inf if lost_share >= _MAX_LOST_SHARE else hours / (1.0 - lost_share)
+def _stretched(hours: _Hours, lost_share: float) -> _Hours:
+    """`hours` of work when `lost_share` of it is lost to reclaims (infinite past the cap); for
+    one figure or an array of them."""
+    if lost_share < _MAX_LOST_SHARE:
+        return hours / (1.0 - lost_share)
+    return math.inf if isinstance(hours, float) else np.full_like(hours, math.inf)
 
 
 def training_spot_hours(wall_hours: float, instances: int, assumptions: Assumptions) -> float:
@@ -82,10 +88,9 @@ def training_spot_hours(wall_hours: float, instances: int, assumptions: Assumpti
 def batch_spot_hours(instance_hours: _Hours, assumptions: Assumptions) -> _Hours:
     """Instance-hours of independent work on spot: each reclaim loses one replacement time (for
     one job, or an array of them)."""
-    lost_share = reclaims_per_instance_hour(assumptions) * assumptions.spot_replacement_hours
-    if lost_share >= _MAX_LOST_SHARE:
-        return instance_hours * 0.0 + math.inf
-    return instance_hours / (1.0 - lost_share)
+    return _stretched(
+        instance_hours, reclaims_per_instance_hour(assumptions) * assumptions.spot_replacement_hours
+    )
 
 
 @dataclass(frozen=True, slots=True)

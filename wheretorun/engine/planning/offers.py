@@ -130,6 +130,8 @@ def _describe(columns: CatalogColumns, rows: IntArray, stage: _Stage) -> Callabl
 # The offers a request's constraints and assumptions leave, for the last few (catalog, constraints,
 # assumptions): a planning loop over volumes asks the same. Matched by the catalog's identity.
 _SCREENED: RecentResults[tuple[EligibleOffers, RejectionBook]] = RecentResults(kept=16)
+# The purchasable hardware, for the last few (catalog, constraints, option kind).
+_PURCHASABLE: RecentResults[tuple[list[AcceleratorEntry], RejectionBook]] = RecentResults(kept=32)
 
 
 def eligible_offers(context: Context, candidates_per_offer: int) -> EligibleOffers:
@@ -180,9 +182,6 @@ def _by_size(columns: CatalogColumns, kept: IntArray, counts: IntArray) -> dict[
         for i, (code, count) in enumerate(zip(*np.divmod(distinct, int(counts.max()) + 1), strict=True))
     }
     return {key: np.asarray(rows[key], dtype=np.int64) for key in sorted(rows)}
-
-
-_PURCHASABLE: RecentResults[tuple[list[AcceleratorEntry], RejectionBook]] = RecentResults(kept=32)
 
 
 def eligible_hardware(
