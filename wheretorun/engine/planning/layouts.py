@@ -23,7 +23,7 @@ from wheretorun.engine.rules.rejection import Rejection
 
 __all__ = ["clear_layout_memo", "instance_layouts", "server_layouts", "unsized"]
 
-# (chooser, accelerator id, accelerators per instance or server, precision)
+# (instance or server, accelerator id, accelerators per instance or server, precision)
 _Key = tuple[str, str, int, Precision]
 _Chooser = Callable[[CapacityTable, str, int, Precision], tuple[Layout | None, list[ReplicaCapacity]]]
 
@@ -36,10 +36,7 @@ def instance_layouts(
     """Cloud instances' layouts, one per (accelerator id, accelerators per instance, precision)
     key: the replica size that serves most per instance (costs/cloud.choose_layout), or why no
     size does."""
-    known = _remembered(capacities)
-    return [
-        known.get(("instance", *key)) or _layout(capacities, "instance", choose_layout, *key) for key in keys
-    ]
+    return _layouts(capacities, "instance", keys)
 
 
 def server_layouts(
@@ -48,11 +45,7 @@ def server_layouts(
     """Owned servers' layouts, one per (accelerator id, accelerators per server, precision) key:
     the replica size that divides the server and serves most (costs/owned.choose_server_layout),
     or why no size does."""
-    known = _remembered(capacities)
-    return [
-        known.get(("server", *key)) or _layout(capacities, "server", choose_server_layout, *key)
-        for key in keys
-    ]
+    return _layouts(capacities, "server", keys)
 
 
 def unsized(considered: list[ReplicaCapacity], accelerator_id: str) -> Rejection:
@@ -65,23 +58,21 @@ def clear_layout_memo() -> None:
     _MEMO.clear()
 
 
-def _layout(
-    capacities: CapacityTable,
-    chooser_name: str,
-    chooser: _Chooser,
-    accelerator_id: str,
-    accelerators: int,
-    precision: Precision,
-) -> Layout | Rejection:
-    known = _remembered(capacities)
-    key = (chooser_name, accelerator_id, accelerators, precision)
-    chosen = known.get(key)
-    if chosen is None:
-        layout, considered = chooser(capacities, accelerator_id, accelerators, precision)
-        chosen = known[key] = layout if layout is not None else unsized(considered, accelerator_id)
+_CHOOSERS: dict[str, _Chooser] = {"instance": choose_layout, "server": choose_server_layout}
+
+
+def _layouts(
+    capacities: CapacityTable, kind: str, keys: Sequence[tuple[str, int, Precision]]
+) -> list[Layout | Rejection]:
+    """The layouts of `keys` from the ones chosen so far from `capacities`, choosing the others."""
+    known = _MEMO.get((capacities,), None, dict)
+    chooser = _CHOOSERS[kind]
+    chosen: list[Layout | Rejection] = []
+    for accelerator_id, accelerators, precision in keys:
+        layout = known.get((kind, accelerator_id, accelerators, precision))
+        if layout is None:
+            found, considered = chooser(capacities, accelerator_id, accelerators, precision)
+            layout = found if found is not None else unsized(considered, accelerator_id)
+            known[(kind, accelerator_id, accelerators, precision)] = layout
+        chosen.append(layout)
     return chosen
-
-
-def _remembered(capacities: CapacityTable) -> dict[_Key, Layout | Rejection]:
-    """The layouts chosen so far from `capacities` (filled as they are asked for)."""
-    return _MEMO.get((capacities,), None, dict)
