@@ -17,6 +17,7 @@ import dataclasses
 import statistics
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,10 @@ from wheretorun.db import create_db_engine, make_session_factory
 from wheretorun.engine.catalog import CatalogSnapshot
 from wheretorun.engine.recommend import recommend
 from wheretorun.pricing.bootstrap import prepare_database
+from wheretorun.pricing.repositories import resolve_accelerator_id
 from wheretorun.pricing.snapshot import build_snapshot
 from wheretorun.services.recommendation_schemas import RecommendationCreate
-from wheretorun.services.recommendations import engine_assumptions, engine_constraints, engine_workload
+from wheretorun.services.snapshot_recommendations import engine_inputs
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -76,11 +78,8 @@ def main() -> None:
             for example in sorted(EXAMPLES.glob("*.yaml")):
                 text = example.read_text(encoding="utf-8")
                 body = RecommendationCreate.model_validate(yaml.safe_load(text))
-                inputs = (
-                    engine_workload(body.workload),
-                    engine_constraints(session, body.constraints),
-                    engine_assumptions(body.assumptions),
-                )
+                resolve = partial(resolve_accelerator_id, session)
+                inputs = engine_inputs(body.workload, body.constraints, body.assumptions, resolve)
                 base = _median_ms((*inputs, snapshot), args.repeats)
                 big = _median_ms((*inputs, bigger), args.repeats)
                 print(

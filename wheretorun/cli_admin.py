@@ -12,18 +12,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
-from sqlalchemy.orm import Session
 
 from wheretorun.errors import InvalidInput, MalformedFile, WheretorunError
-from wheretorun.pricing.models import ImportRun
-from wheretorun.security import Scope, cli_actor, create_api_key, list_api_keys, revoke_api_key
+from wheretorun.scopes import Scope
 from wheretorun.settings import get_settings
+
+if TYPE_CHECKING:  # the database modules load when a command runs (`recommend` may not need them)
+    from sqlalchemy.orm import Session
+
+    from wheretorun.pricing.models import ImportRun
 
 __all__ = ["keys_app", "prices_app"]
 
@@ -76,6 +79,7 @@ def prices_import(
 ) -> None:
     """Import a SkyPilot vms.csv, LiteLLM's price JSON or a canonical hardware/energy price file."""
     from wheretorun.pricing import imports
+    from wheretorun.security import cli_actor
 
     if (file is None) == (url is None):
         _fail(InvalidInput("--file/--url", "give exactly one of --file and --url"))
@@ -198,6 +202,8 @@ def keys_create(
     name: Annotated[str, typer.Option(help="Who or what uses the key.")] = "unnamed",
 ) -> None:
     """Create a key and print its token: it is shown once and stored only as a hash."""
+    from wheretorun.security import cli_actor, create_api_key
+
     try:
         with _transaction() as session:
             key, token = create_api_key(session, name, scope, cli_actor(), _now())
@@ -211,6 +217,8 @@ def keys_create(
 @keys_app.command("list")
 def keys_list() -> None:
     """Every key: id, name, scope, the first characters of its token, created and revoked dates."""
+    from wheretorun.security import list_api_keys
+
     with _transaction() as session:
         table = Table(title="API keys")
         for name in ("id", "name", "scope", "token starts", "created", "revoked"):
@@ -226,6 +234,8 @@ def keys_list() -> None:
 @keys_app.command("revoke")
 def keys_revoke(key_id: Annotated[int, typer.Argument(help="The key's id (see `keys list`).")]) -> None:
     """Revoke a key: it stops working at once and stays listed (the audit log names it)."""
+    from wheretorun.security import cli_actor, revoke_api_key
+
     try:
         with _transaction() as session:
             key = revoke_api_key(session, key_id, cli_actor(), _now())

@@ -19,8 +19,10 @@ from rich.table import Table
 
 from wheretorun.engine import InvalidSpec
 from wheretorun.errors import WheretorunError
+from wheretorun.pricing.snapshot_files import SnapshotFiles, database_file_stamp
 from wheretorun.services.recommendation_reads import OptionRead, RecommendationRead
 from wheretorun.services.recommendation_schemas import RecommendationCreate
+from wheretorun.services.snapshot_recommendations import recommend_on_cached_snapshot
 from wheretorun.settings import get_settings
 
 console = Console()
@@ -205,6 +207,40 @@ def _print(result: RecommendationRead) -> None:
     console.print(f"{result.candidates_evaluated:,} candidates evaluated")
 
 
+def _answer(request: RecommendationCreate, database_url: str) -> RecommendationRead:
+    """From the snapshot stamped for the catalog file as it is (no database opened, SQLAlchemy not
+    even imported), else from the database, stamping the snapshot it used for the next call."""
+    stamp = database_file_stamp(database_url)
+    files = SnapshotFiles()
+    if stamp is not None:
+        snapshot = files.load_stamped(stamp)
+        answer = None if snapshot is None else recommend_on_cached_snapshot(request, snapshot)
+        if answer is not None:
+            return answer
+    answer = _answer_from_database(request, database_url, files)
+    if stamp is not None and request.as_of is None and request.catalog_version is None:
+        if database_file_stamp(database_url) == stamp:  # nothing written meanwhile, by us or another
+            files.stamp_last(stamp)
+    return answer
+
+
+def _answer_from_database(
+    request: RecommendationCreate, database_url: str, files: SnapshotFiles
+) -> RecommendationRead:
+    from wheretorun.db import create_db_engine, make_session_factory
+    from wheretorun.pricing.bootstrap import prepare_database
+    from wheretorun.pricing.snapshot import SnapshotCache
+    from wheretorun.services.recommendations import recommend_for
+
+    engine = create_db_engine(database_url)
+    try:
+        prepare_database(engine)
+        with make_session_factory(engine)() as session:
+            return recommend_for(session, request, SnapshotCache(files=files))
+    finally:
+        engine.dispose()
+
+
 def recommend(
     file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Workload file (YAML or JSON).")],
     as_of: Annotated[
@@ -214,12 +250,6 @@ def recommend(
     as_json: Annotated[bool, typer.Option("--json", help="Print the full answer as JSON.")] = False,
 ) -> None:
     """Rank hosted API, cloud, owned and local options for the workload in FILE."""
-    from wheretorun.db import create_db_engine, make_session_factory
-    from wheretorun.pricing.bootstrap import prepare_database
-    from wheretorun.pricing.snapshot import SnapshotCache
-    from wheretorun.pricing.snapshot_files import SnapshotFiles
-    from wheretorun.services.recommendations import recommend_for
-
     body = _read_body(file)
     if as_of is not None:
         body["as_of"] = as_of
@@ -231,16 +261,11 @@ def recommend(
             field = ".".join(str(part) for part in problem["loc"])
             console.print(f"[red]{field}[/red]: {problem['msg']}")
         raise typer.Exit(2) from None
-    engine = create_db_engine(get_settings().resolved_database_url())
-    prepare_database(engine)
     try:
-        with make_session_factory(engine)() as session:
-            result = recommend_for(session, request, SnapshotCache(files=SnapshotFiles()))
+        result = _answer(request, get_settings().resolved_database_url())
     except (WheretorunError, InvalidSpec) as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(2) from None
-    finally:
-        engine.dispose()
     if as_json:
         print(json.dumps(result.model_dump(), default=str, indent=2))  # noqa: T201 - the command's output
     else:

@@ -21,7 +21,6 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import JSON, ForeignKey, Integer, String, func, select
@@ -29,6 +28,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from wheretorun.db import Base, UTCDateTime
 from wheretorun.errors import Forbidden, InvalidInput, NotFound, Unauthorized
+from wheretorun.scopes import Scope
 
 __all__ = [
     "Actor",
@@ -77,19 +77,6 @@ class AuditEntry(Base):
     action: Mapped[str] = mapped_column(String(60))  # import.apply, override.create, key.revoke, ...
     target: Mapped[str] = mapped_column(String(200))  # import:12, override:3, key:5
     detail: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-
-
-class Scope(StrEnum):
-    READ = "read"
-    WRITE = "write"
-    ADMIN = "admin"
-
-    @property
-    def rank(self) -> int:
-        return list(Scope).index(self)
-
-    def allows(self, needed: Scope) -> bool:
-        return self.rank >= needed.rank
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 
 from wheretorun.api.deps import SessionDep
 from wheretorun.pricing.snapshot import SnapshotCache
-from wheretorun.services import recommendations
+from wheretorun.services import recommendations, snapshot_recommendations
 from wheretorun.services.recommendation_reads import AssumptionRead, RecommendationRead
 from wheretorun.services.recommendation_schemas import RecommendationCreate
 
@@ -40,4 +40,4 @@ def create_recommendation(
 )
 def list_assumptions() -> dict[str, AssumptionRead]:
     """Every assumption of the money model, its default, and where that default comes from."""
-    return recommendations.assumption_defaults()
+    return snapshot_recommendations.assumption_defaults()
