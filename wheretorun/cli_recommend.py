@@ -19,7 +19,7 @@ from rich.table import Table
 
 from wheretorun.engine import InvalidSpec
 from wheretorun.errors import WheretorunError
-from wheretorun.pricing.snapshot_files import SnapshotFiles, database_file_stamp
+from wheretorun.pricing.snapshot_files import SnapshotFiles, sqlite_catalog_stamp
 from wheretorun.services.recommendation_reads import OptionRead, RecommendationRead
 from wheretorun.services.recommendation_schemas import RecommendationCreate
 from wheretorun.services.snapshot_recommendations import recommend_on_cached_snapshot
@@ -210,7 +210,7 @@ def _print(result: RecommendationRead) -> None:
 def _answer(request: RecommendationCreate, database_url: str) -> RecommendationRead:
     """From the snapshot stamped for the catalog file as it is (no database opened, SQLAlchemy not
     even imported), else from the database, stamping the snapshot it used for the next call."""
-    stamp = database_file_stamp(database_url)
+    stamp = sqlite_catalog_stamp(database_url)
     files = SnapshotFiles()
     if stamp is not None:
         snapshot = files.load_stamped(stamp)
@@ -219,7 +219,7 @@ def _answer(request: RecommendationCreate, database_url: str) -> RecommendationR
             return answer
     answer = _answer_from_database(request, database_url, files)
     if stamp is not None and request.as_of is None and request.catalog_version is None:
-        if database_file_stamp(database_url) == stamp:  # nothing written meanwhile, by us or another
+        if sqlite_catalog_stamp(database_url) == stamp:  # nothing written meanwhile, by us or another
             files.stamp_last(stamp)
     return answer
 

@@ -6,6 +6,7 @@ it must not import SQLAlchemy (the point of it: ~0.4 s of the CLI's wall time).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -21,8 +22,8 @@ import yaml
 from wheretorun import cli_recommend
 from wheretorun.db import create_db_engine, make_session_factory
 from wheretorun.pricing.bootstrap import prepare_database
-from wheretorun.pricing.overrides import OverrideSpec, create_override
-from wheretorun.pricing.snapshot_files import SnapshotFiles, database_file_stamp
+from wheretorun.pricing.overrides import OverrideSpec, create_override, end_override
+from wheretorun.pricing.snapshot_files import SnapshotFiles, sqlite_catalog_stamp
 from wheretorun.security import Actor
 from wheretorun.services.recommendation_reads import RecommendationRead
 from wheretorun.services.recommendation_schemas import RecommendationCreate
@@ -60,7 +61,7 @@ def test_the_stamped_snapshot_gives_the_database_paths_answer(
     url = f"sqlite:///{catalog_file}"
     request = _request(example)
     from_database = cli_recommend._answer(request, url)
-    assert SnapshotFiles().load_stamped(database_file_stamp(url) or ()) is not None
+    assert SnapshotFiles().load_stamped(sqlite_catalog_stamp(url) or ()) is not None
     _forbid_the_database(monkeypatch)
     from_stamp = cli_recommend._answer(request, url)
     assert from_stamp.options
@@ -99,27 +100,54 @@ def test_a_write_between_two_calls_is_seen_by_the_second(catalog_file: Path) -> 
     assert (after.options[0].label, after.options[0].total_usd) != (first.label, first.total_usd)
 
 
-def test_the_stamp_changes_with_a_commit_and_not_with_a_read(catalog_file: Path) -> None:
+def test_the_stamp_follows_what_keys_a_snapshot(catalog_file: Path) -> None:
+    """Unchanged by a read; changed by a new override, by ending one (even one that ends before
+    another override does), by a new catalog version and by a migration."""
     url = f"sqlite:///{catalog_file}"
-    stamp = database_file_stamp(url)
-    assert stamp is not None
-    engine = create_db_engine(url)  # a reader through our engine: WAL mode, foreign keys on
-    with make_session_factory(engine)() as session:
+    engine = create_db_engine(url)
+    sessions = make_session_factory(engine)
+    stamps = [sqlite_catalog_stamp(url)]
+    with sessions() as session:  # a reader through our engine: WAL mode, foreign keys on
         session.connection().exec_driver_sql("SELECT count(*) FROM cloud_offers").one()
+    assert sqlite_catalog_stamp(url) == stamps[0] is not None
+    now = dt.datetime.now(dt.UTC)
+    actor = Actor("cli:test")
+    lasting = OverrideSpec(
+        applies_to="cloud_offers",
+        provider="gcp",
+        reason="x",
+        multiplier=Decimal(2),
+        effective_to=now.replace(year=now.year + 1),
+    )
+    with sessions.begin() as session:
+        create_override(session, lasting, actor, now)
+        halved = create_override(
+            session,
+            OverrideSpec(applies_to="cloud_offers", provider="aws", reason="x", multiplier=Decimal("0.5")),
+            actor,
+            now,
+        )
+    stamps.append(sqlite_catalog_stamp(url))
+    with sessions.begin() as session:
+        end_override(session, halved.id, actor, now)
+    stamps.append(sqlite_catalog_stamp(url))
     engine.dispose()
-    assert database_file_stamp(url) == stamp
-    with sqlite3.connect(catalog_file) as connection:
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("UPDATE catalog_versions SET description = 'touched' WHERE id = 1")
-        assert database_file_stamp(url) != stamp  # committed in the log, not yet checkpointed
-    connection.close()
-    assert database_file_stamp(url) != stamp
+    with contextlib.closing(sqlite3.connect(catalog_file)) as connection, connection:
+        connection.execute(
+            "INSERT INTO catalog_versions (created_at, kind, description, sources) "
+            "SELECT created_at, 'import', 'a newer version', sources FROM catalog_versions WHERE id = 1"
+        )
+    stamps.append(sqlite_catalog_stamp(url))
+    with contextlib.closing(sqlite3.connect(catalog_file)) as connection, connection:
+        connection.execute("UPDATE alembic_version SET version_num = 'an_older_one'")
+    stamps.append(sqlite_catalog_stamp(url))
+    assert len(set(stamps)) == len(stamps)
 
 
 def test_no_stamp_where_there_is_no_sqlite_file(tmp_path: Path) -> None:
-    assert database_file_stamp("postgresql+psycopg://127.0.0.1:5432/test") is None
-    assert database_file_stamp("sqlite:///:memory:") is None
-    assert database_file_stamp(f"sqlite:///{tmp_path / 'absent.db'}") is None
+    assert sqlite_catalog_stamp("postgresql+psycopg://127.0.0.1:5432/test") is None
+    assert sqlite_catalog_stamp("sqlite:///:memory:") is None
+    assert sqlite_catalog_stamp(f"sqlite:///{tmp_path / 'absent.db'}") is None
 
 
 def test_the_warm_cli_imports_no_sqlalchemy(catalog_file: Path) -> None:

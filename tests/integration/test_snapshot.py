@@ -113,3 +113,28 @@ def test_an_override_ended_in_the_same_session_changes_the_cached_snapshot(sessi
     offer = next(o for o in doubled.cloud_offers if o.provider == "aws" and o.on_demand_usd_per_hour)
     assert ended is not doubled
     assert offer.on_demand_usd_per_hour == 2 * aws_price(ended, offer.id)  # type: ignore[operator]
+
+
+def test_ending_an_override_changes_the_snapshot_whatever_the_other_overrides_ends(session: Session) -> None:
+    """The fingerprint covers every override's end: ending one before another override's (later)
+    end still gives a new snapshot, not the cached one with the override applied."""
+    now = dt.datetime.now(dt.UTC)
+    actor = Actor("cli:test")
+    halved = OverrideSpec(applies_to="cloud_offers", provider="aws", reason="test", multiplier=Decimal("0.5"))
+    lasting = OverrideSpec(
+        applies_to="cloud_offers",
+        provider="gcp",
+        reason="test",
+        multiplier=Decimal("2"),
+        effective_to=now + dt.timedelta(days=30),
+    )
+    override = create_override(session, halved, actor, now)
+    create_override(session, lasting, actor, now)
+    cache = SnapshotCache()
+    before = cache.get(session)
+    end_override(session, override.id, actor, now)
+    after = cache.get(session)
+    offer = next(o for o in before.cloud_offers if o.provider == "aws" and o.on_demand_usd_per_hour)
+    again = next(o for o in after.cloud_offers if o.id == offer.id)
+    assert after is not before
+    assert again.on_demand_usd_per_hour == 2 * offer.on_demand_usd_per_hour  # type: ignore[operator]

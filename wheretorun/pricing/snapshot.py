@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+import hashlib
 import threading
 from collections import OrderedDict
 
-from sqlalchemy import func, select
+from sqlalchemy import String, cast, func, select
 from sqlalchemy.orm import Session
 
 from wheretorun.engine import AcceleratorSpec, AttentionKind, InvalidSpec, MemoryKind, ModelArchitecture
@@ -405,12 +406,15 @@ def _database_identity(session: Session, version: int) -> tuple[str, str]:
 
 
 def _catalog_state(session: Session, as_of: dt.datetime | None) -> tuple[int, str]:
-    """`catalog_version_in_force` and a fingerprint of the price overrides (a new or ended
-    override changes it), in one round trip: every request asks."""
+    """`catalog_version_in_force` and a fingerprint of the price overrides, in one round trip:
+    every request asks. The fingerprint covers each override's id and end, so a new override and
+    any override ended (whatever the others' ends) change it; the rows are few."""
     version = repo.catalog_version_id_query(as_of or dt.datetime.now(dt.UTC)).scalar_subquery()
+    ends = func.coalesce(cast(PriceOverride.effective_to, String), "-")
     state = select(
-        version, func.count(), func.max(PriceOverride.id), func.max(PriceOverride.effective_to)
+        version, func.count(), func.aggregate_strings(cast(PriceOverride.id, String) + ":" + ends, ",")
     ).select_from(PriceOverride)
     # through the session, so changes it has not flushed yet (an override just ended) count
-    version_id, count, newest, latest_end = session.execute(state).one()
-    return _or_first_version(session, version_id), f"{count}:{newest}:{latest_end}"
+    version_id, count, overrides = session.execute(state).one()
+    digest = hashlib.blake2b(str(overrides).encode(), digest_size=8).hexdigest()
+    return _or_first_version(session, version_id), f"{count}:{digest}"

@@ -16,15 +16,15 @@ Writes are atomic (a temporary file in the same directory, then `os.replace`), s
 beside a writer sees the old file, the new file or none, never half a file; a file that cannot be
 read is treated as absent.
 
-A *stamp* lets a later process find the snapshot without asking the database at all: for a SQLite
-catalog, `database_file_stamp` reads the file's identity (inode, size, modification time and the
-header, of the database file and of its write-ahead log) and the day. Every committed write
-changes it: in WAL mode a commit appends frames to the log (its size grows) and a log that starts
-over gets new salts in its header; a checkpoint rewrites the database file. `stamp_last` links the
-stamp to the snapshot file last loaded or saved (a hard link named by the stamp); the CLI records a
-stamp only when the database file is the same before and after its run, so the link never names a
-snapshot of another state. `load_stamped` reads it back (`cli_recommend.py`'s warm path: ~0.4 s of
-imports saved, as SQLAlchemy and the ORM models are never loaded).
+A *stamp* lets a later process find the snapshot without SQLAlchemy (the CLI's warm path, in
+`cli_recommend.py`: ~0.4 s of imports saved). For a SQLite catalog, `sqlite_catalog_stamp` reads,
+with the standard library's `sqlite3`, what decides which snapshot is current, and a little more:
+the migrations applied, the catalog versions (how many, the newest id and creation time), every
+price override's id, start and end, and the day. Whatever changes the key `SnapshotCache` gives a
+snapshot (a new catalog version, an override created or ended, a new day) changes the stamp.
+`stamp_last` links the stamp to the snapshot file last loaded or saved (a hard link named by the
+stamp); the CLI records a stamp only when it reads the same before and after its own run through
+the database, so the link never names a snapshot of another state. `load_stamped` reads it back.
 
 The files are pickles: the directory is the user's own (created 0700),
 trusted like the SQLite catalog file beside it. Slotted dataclasses (every engine value) are
@@ -40,6 +40,7 @@ import datetime as dt
 import hashlib
 import os
 import pickle
+import sqlite3
 import sys
 import tempfile
 import threading
@@ -53,14 +54,12 @@ __all__ = [
     "DatabaseStamp",
     "SnapshotFiles",
     "code_fingerprint",
-    "database_file_stamp",
+    "sqlite_catalog_stamp",
     "default_snapshot_dir",
 ]
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 _KEPT_FILES = 8  # the newest files kept (of snapshots, and of stamps); older ones are removed
-_SQLITE_HEADER_BYTES = 100  # the database header: file change counter, schema cookie, page count
-_WAL_HEADER_BYTES = 32  # the log header: checkpoint sequence and the salts a restarted log renews
 
 DatabaseStamp = tuple[object, ...]
 
@@ -73,39 +72,47 @@ def default_snapshot_dir() -> Path:
 
 @cache
 def code_fingerprint() -> str:
-    """A digest of the sources that shape a snapshot (engine values, how pricing builds them)."""
+    """A digest of what shapes a snapshot: the engine's values, how pricing builds them (code and
+    the data files it reads; not the seed's source catalogs, which shape the database instead) and
+    the migrations (a new one means the database must be upgraded first: a stamp of the old code
+    never matches)."""
     digest = hashlib.blake2b(sys.version.encode(), digest_size=16)
-    for folder in ("engine", "pricing"):
-        for path in sorted((_PACKAGE / folder).rglob("*.py")):
+    files = [
+        *(_PACKAGE / "engine").rglob("*.py"),
+        *(_PACKAGE / "pricing").rglob("*.py"),
+        *(_PACKAGE / "migrations").rglob("*.py"),
+        *(path for path in (_PACKAGE / "pricing" / "data").rglob("*") if "sources" not in path.parts),
+    ]
+    for path in sorted(files):
+        if path.is_file():
             digest.update(str(path.relative_to(_PACKAGE)).encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
-def database_file_stamp(url: str) -> DatabaseStamp | None:
-    """What identifies the state of the SQLite catalog at `url` today (see the module docstring),
-    or None: not a SQLite file (PostgreSQL, in memory), or no such file yet."""
+def sqlite_catalog_stamp(url: str) -> DatabaseStamp | None:
+    """What identifies the catalog state in the SQLite file at `url` today (see the module
+    docstring), or None: not a SQLite file (PostgreSQL, in memory), no such file, or not a
+    catalog (no tables yet)."""
     if not url.startswith("sqlite"):
         return None
     database = url.split("///", 1)[-1].split("?", 1)[0]
-    if not database or database == ":memory:":
+    if not database or database == ":memory:" or not Path(database).is_file():
         return None
     path = Path(database).resolve()
-    main = _file_identity(path, _SQLITE_HEADER_BYTES)
-    if main is None:
-        return None
-    log = _file_identity(path.with_name(path.name + "-wal"), _WAL_HEADER_BYTES)
-    return (str(path), main, log, dt.datetime.now(dt.UTC).date().isoformat())
-
-
-def _file_identity(path: Path, header_bytes: int) -> tuple[int, int, int, bytes] | None:
     try:
-        with path.open("rb") as file:
-            status = os.fstat(file.fileno())
-            header = file.read(header_bytes)
-    except FileNotFoundError:
+        with contextlib.closing(sqlite3.connect(path)) as connection:
+            heads = connection.execute("SELECT version_num FROM alembic_version ORDER BY 1").fetchall()
+            versions = connection.execute(
+                "SELECT count(*), max(id), max(created_at) FROM catalog_versions"
+            ).fetchone()
+            overrides = connection.execute(
+                "SELECT id, effective_from, effective_to FROM price_overrides ORDER BY id"
+            ).fetchall()
+    except sqlite3.Error:
         return None
-    return (status.st_ino, status.st_size, status.st_mtime_ns, header)
+    day = dt.datetime.now(dt.UTC).date().isoformat()
+    return (str(path), day, tuple(heads), tuple(versions), tuple(overrides))
 
 
 @cache
@@ -163,6 +170,7 @@ class SnapshotFiles:
                 os.unlink(temporary)
             return
         self._remove_old("*.stamp")
+        self._remove_old("*.link", keep=0)  # left by a process killed between link and replace
 
     def _read(self, path: Path) -> CatalogSnapshot | None:
         try:
@@ -192,9 +200,9 @@ class SnapshotFiles:
         self._last_path = self._path(key)
         self._remove_old("*.pickle")
 
-    def _remove_old(self, pattern: str) -> None:
+    def _remove_old(self, pattern: str, keep: int = _KEPT_FILES) -> None:
         files = sorted(self.directory.glob(pattern), key=_modified, reverse=True)
-        for old in files[_KEPT_FILES:]:
+        for old in files[keep:]:
             with contextlib.suppress(OSError):
                 old.unlink()
 
