@@ -11,15 +11,23 @@ Not run in CI. Seeds an SQLite catalog in a temporary directory (or uses `DATABA
 then an inference estimate (llama-3.1-8b on an H100 at concurrency 8) the same way. Then the
 same against `bare_app` below (the recommendation's path and body, parsed, a constant answer).
 Prints requests/s, p50/p99 latency and errors (any non-200 or transport error) for each, the
-ratios, and stops the servers. The load generator is one Python process on the same 2 cores: its
-own ceiling shows in the bare figures, so the ratios understate what the server could do alone.
+ratios, and stops the servers.
+
+The load generator: `wrk` (as the issue measured; `apt-get install wrk`) when it is installed, 2
+threads and `--concurrency` connections, else `--generator httpx`, one Python process of asyncio
+clients. Either shares the 2 cores with the server; the Python one costs far more CPU per request,
+so it caps the bare endpoint's figure long before the server does, and the ratios it prints are
+higher than wrk's (2026-12-03: bare 225-268 req/s with httpx, see the README for wrk's).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -162,6 +170,59 @@ async def drive(
     return result
 
 
+@dataclass
+class WrkResult:
+    """What `wrk --latency` reports for one run."""
+
+    rate: float
+    p50_ms: float
+    p99_ms: float
+    requests: int
+    errors: int
+
+    def line(self, name: str) -> str:
+        return (
+            f"{name:<16} {self.requests:>7} requests (wrk) = {self.rate:8.1f} req/s   "
+            f"p50 {self.p50_ms:7.1f} ms   p99 {self.p99_ms:7.1f} ms   errors {self.errors}"
+        )
+
+
+_WRK_SCRIPT = """wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = [==[{body}]==]
+"""
+
+
+def _milliseconds(text: str) -> float:
+    number, unit = re.fullmatch(r"([0-9.]+)(us|ms|s)", text).groups()  # type: ignore[union-attr]
+    return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def drive_wrk(
+    base: str, path: str, body: dict[str, Any], seconds: float, concurrency: int, workdir: Path
+) -> WrkResult:
+    """`wrk` posting `body` on `concurrency` connections from 2 threads for `seconds`, after a
+    5-second warm-up run (every worker builds its catalog snapshot and fills its memos first)."""
+    script = workdir / "post.lua"
+    script.write_text(_WRK_SCRIPT.format(body=json.dumps(body)), encoding="utf-8")
+    command = ["wrk", "-t2", f"-c{concurrency}", "--latency", "-s", str(script), base + path]
+    subprocess.run([*command[:-1], "-d5s", command[-1]], check=True, capture_output=True)
+    report = subprocess.run(
+        [*command[:-1], f"-d{seconds:g}s", command[-1]], check=True, capture_output=True, text=True
+    ).stdout
+    percentiles = dict(re.findall(r"^\s+(50|99)(?:\.0+)?%\s+(\S+)\s*$", report, re.MULTILINE))
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", report)
+    socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", report)
+    return WrkResult(
+        rate=float(re.search(r"Requests/sec:\s+([0-9.]+)", report).group(1)),  # type: ignore[union-attr]
+        p50_ms=_milliseconds(percentiles["50"]),
+        p99_ms=_milliseconds(percentiles["99"]),
+        requests=int(re.search(r"(\d+) requests in", report).group(1)),  # type: ignore[union-attr]
+        errors=(int(errors.group(1)) if errors else 0)
+        + (sum(int(n) for n in socket_errors.groups()) if socket_errors else 0),
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -169,7 +230,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0, help="Duration of each run.")
     parser.add_argument("--concurrency", type=int, default=32, help="Requests in flight.")
     parser.add_argument("--workers", type=int, default=2, help="uvicorn worker processes.")
-    parser.add_argument("--max-requests", type=int, default=1_000_000, help="Stop a run after this many.")
+    parser.add_argument(
+        "--max-requests", type=int, default=1_000_000, help="Stop a run after this many (httpx only)."
+    )
+    parser.add_argument(
+        "--generator",
+        choices=("wrk", "httpx"),
+        default="wrk" if shutil.which("wrk") else "httpx",
+        help="The load generator (default: wrk when installed).",
+    )
     args = parser.parse_args()
     body = yaml.safe_load(WORKLOAD.read_text(encoding="utf-8"))
 
@@ -185,20 +254,25 @@ def main() -> None:
         database.dispose()
         print(
             f"{args.workers} uvicorn workers, concurrency {args.concurrency}, {args.seconds:g} s per run, "
-            f"{WORKLOAD.name}, database {env['DATABASE_URL'].split('@')[-1]}"
+            f"{WORKLOAD.name}, database {env['DATABASE_URL'].split('@')[-1]}, load from {args.generator}"
         )
         runs = [
             ("recommendation", "wheretorun.api.app:create_app", True, PATH, body),
             ("estimate", "wheretorun.api.app:create_app", True, ESTIMATE_PATH, ESTIMATE),
             ("bare FastAPI", "bench.load_test:bare_app", False, PATH, body),
         ]
-        results = {}
+        results: dict[str, Result | WrkResult] = {}
         for name, app, factory, path, payload in runs:
             log = Path(workdir) / f"{name.split()[0]}.log"
             with uvicorn_server(app, args.workers, env, log, factory=factory) as base:
-                results[name] = asyncio.run(
-                    drive(base, path, payload, args.seconds, args.concurrency, args.max_requests)
-                )
+                if args.generator == "wrk":
+                    results[name] = drive_wrk(
+                        base, path, payload, args.seconds, args.concurrency, Path(workdir)
+                    )
+                else:
+                    results[name] = asyncio.run(
+                        drive(base, path, payload, args.seconds, args.concurrency, args.max_requests)
+                    )
             print(results[name].line(name), flush=True)
     bare = results["bare FastAPI"]
     for name in ("estimate", "recommendation"):

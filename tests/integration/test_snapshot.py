@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime as dt
+import gc
+import threading
+import time
 from decimal import Decimal
 
 import pytest
@@ -10,6 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from wheretorun.engine.catalog import CatalogSnapshot
+from wheretorun.pricing import snapshot as snapshot_module
 from wheretorun.pricing.models import ApiPrice, CatalogVersion, CloudOffer, HardwarePrice
 from wheretorun.pricing.overrides import OverrideSpec, create_override, end_override
 from wheretorun.pricing.snapshot import SnapshotCache, build_snapshot
@@ -77,10 +82,6 @@ def test_cache_returns_the_same_snapshot_until_the_version_changes(session: Sess
 def test_a_settling_cache_freezes_the_snapshot(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
     """The API's cache freezes what is alive after the process's first snapshot (gc.freeze), so
     full collections no longer scan the snapshot's objects; a plain cache does not."""
-    import gc
-    import threading
-
-    from wheretorun.pricing import snapshot as snapshot_module
 
     def scanned(value: object) -> bool:
         return any(item is value for item in gc.get_objects())
@@ -138,3 +139,46 @@ def test_ending_an_override_changes_the_snapshot_whatever_the_other_overrides_en
     again = next(o for o in after.cloud_offers if o.id == offer.id)
     assert after is not before
     assert again.on_demand_usd_per_hour == 2 * offer.on_demand_usd_per_hour  # type: ignore[operator]
+
+
+def test_requests_that_arrive_together_on_a_cold_cache_wait_for_one_build(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Eight threads ask a cold cache at once: the snapshot is built once and all get that one."""
+    state = snapshot_module._catalog_state(session, None)
+    monkeypatch.setattr(snapshot_module, "_catalog_state", lambda _session, _as_of: state)
+    built = snapshot_module.build_snapshot(session)
+    builds = []
+
+    def slow_build(_session: object, _as_of: object) -> CatalogSnapshot:
+        builds.append(threading.get_ident())
+        time.sleep(0.3)  # long enough for every thread to arrive while it runs
+        return built
+
+    monkeypatch.setattr(snapshot_module, "build_snapshot", slow_build)
+    cache = SnapshotCache()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(lambda _: cache.get(session), range(8)))
+    assert len(builds) == 1
+    assert all(answer is built for answer in answers)
+
+
+def test_a_failed_build_is_retried_by_the_next_request(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = snapshot_module._catalog_state(session, None)
+    monkeypatch.setattr(snapshot_module, "_catalog_state", lambda _session, _as_of: state)
+    built = snapshot_module.build_snapshot(session)
+    outcomes: list[object] = [RuntimeError("the database went away"), built]
+
+    def flaky_build(_session: object, _as_of: object) -> CatalogSnapshot:
+        outcome = outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return built
+
+    monkeypatch.setattr(snapshot_module, "build_snapshot", flaky_build)
+    cache = SnapshotCache()
+    with pytest.raises(RuntimeError, match="went away"):
+        cache.get(session)
+    assert cache.get(session) is built
