@@ -73,6 +73,16 @@ class Settings(BaseSettings):
         ge=1024,
         description="Largest request body (except price imports: `max_upload_bytes`); above it, HTTP 413.",
     )
+    max_concurrent_requests: int = Field(
+        default=2,
+        ge=1,
+        le=7,
+        description=(
+            "Requests handled at once per worker process; more wait in line (health probes never do). "
+            "At most 7: a request may hold two database connections (its session and an API-key "
+            "lookup), and the pool has 15."
+        ),
+    )
     rate_limit_per_minute: int = Field(
         default=0,
         ge=0,

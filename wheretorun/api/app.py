@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from wheretorun.api.errors import install_error_handlers
 from wheretorun.api.middleware import (
     BodySizeLimitMiddleware,
+    ConcurrencyLimitMiddleware,
     IdempotencyMiddleware,
     IdempotentRoute,
     RateLimitMiddleware,
@@ -150,4 +151,5 @@ def _install_middleware(app: FastAPI, settings: Settings, redis_client: Any) -> 
         )
         limiter = RateLimiter(counters, settings.rate_limit_per_minute)
         app.add_middleware(RateLimitMiddleware, limiter=limiter, sessions=sessions, metrics=metrics)
+    app.add_middleware(ConcurrencyLimitMiddleware, limit=settings.max_concurrent_requests)
     app.add_middleware(RequestContextMiddleware, metrics=metrics, templates=lambda: app.openapi()["paths"])

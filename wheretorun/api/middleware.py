@@ -3,13 +3,16 @@
 1. `RequestContextMiddleware`: the request id (`X-Request-ID` from the client when it is sane, else
    a uuid4 hex), echoed in the response header and kept in `scope["state"]["request_id"]` (problem
    bodies carry it); one access log line and the request metrics per request, by route template.
-2. `RateLimitMiddleware`: a budget per API key, or per client address without a valid key
+2. `ConcurrencyLimitMiddleware`: at most `max_concurrent_requests` requests past this point at
+   once in a worker; the others wait here, holding no thread and no database connection.
+   `/healthz`, `/readyz` and `/metrics` are exempt, so probes answer under load.
+3. `RateLimitMiddleware`: a budget per API key, or per client address without a valid key
    (`wheretorun.ratelimit`); 429 problem+json with `Retry-After`. `/healthz`, `/readyz` and
    `/metrics` are exempt.
-3. `BodySizeLimitMiddleware`: 413 problem+json above `max_request_bytes`, by `Content-Length` or
+4. `BodySizeLimitMiddleware`: 413 problem+json above `max_request_bytes`, by `Content-Length` or
    by counting a streamed body. Price imports are left to their route, which checks the API key
    first and then `max_upload_bytes`.
-4. `IdempotencyMiddleware`: `Idempotency-Key` on the POST routes that create things
+5. `IdempotencyMiddleware`: `Idempotency-Key` on the POST routes that create things
    (`wheretorun.idempotency`): the first successful response is stored and replayed with
    `Idempotent-Replayed: true`.
 
@@ -44,6 +47,7 @@ from wheretorun.security import key_id_for_token
 
 __all__ = [
     "EXEMPT_FROM_RATE_LIMIT",
+    "ConcurrencyLimitMiddleware",
     "BodySizeLimitMiddleware",
     "IdempotencyMiddleware",
     "IdempotentRoute",
@@ -182,7 +186,38 @@ async def client_identity(scope: Scope, sessions: Callable[[], Session]) -> str:
     return identity
 
 
-# --- 2. rate limit ---------------------------------------------------------------------------------
+# --- 2. concurrency limit ----------------------------------------------------------------------------
+
+
+class ConcurrencyLimitMiddleware:
+    """Admit at most `limit` requests at once; the rest queue here, in the event loop.
+
+    The handlers are CPU-bound Python (an estimate ~3 ms, a recommendation ~10-30 ms) run in the
+    thread pool. Without a limit, 32 connections on 2 workers put ~16 requests in each worker's
+    threads at once: they fight for the GIL (measured: estimates fell from 278 requests/s at 4
+    connections to 131 at 32), and each holds a database connection from its first query to its
+    commit, so with more requests in flight than the pool has connections (5 + 10 overflow), a
+    request that finished its handler waits for a thread to commit while the threads wait for its
+    connection: nothing is answered until the pool's 30 s timeout (seen in bench/load_test.py).
+    A request waiting here holds neither.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+        self._slots: anyio.Semaphore | None = None  # made in the running event loop, on first use
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in EXEMPT_FROM_RATE_LIMIT:
+            await self.app(scope, receive, send)
+            return
+        if self._slots is None:
+            self._slots = anyio.Semaphore(self.limit)
+        async with self._slots:
+            await self.app(scope, receive, send)
+
+
+# --- 3. rate limit ---------------------------------------------------------------------------------
 
 
 class RateLimitMiddleware:
@@ -210,7 +245,7 @@ class RateLimitMiddleware:
         await self.app(scope, receive, send)
 
 
-# --- 3. body size ----------------------------------------------------------------------------------
+# --- 4. body size ----------------------------------------------------------------------------------
 
 
 class BodySizeLimitMiddleware:
@@ -266,7 +301,7 @@ class BodySizeLimitMiddleware:
             await _send_error(scope, receive, send, error)
 
 
-# --- 4. idempotency --------------------------------------------------------------------------------
+# --- 5. idempotency --------------------------------------------------------------------------------
 
 
 def succeeded(status: int, _body: bytes) -> bool:
