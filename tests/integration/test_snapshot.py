@@ -182,3 +182,32 @@ def test_a_failed_build_is_retried_by_the_next_request(
     with pytest.raises(RuntimeError, match="went away"):
         cache.get(session)
     assert cache.get(session) is built
+
+
+def test_a_build_that_fails_fails_every_request_waiting_for_it_once(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The waiters share the builder's outcome: a failing database is asked once, not once each."""
+    state = snapshot_module._catalog_state(session, None)
+    monkeypatch.setattr(snapshot_module, "_catalog_state", lambda _session, _as_of: state)
+    builds = []
+
+    def failing_build(_session: object, _as_of: object) -> CatalogSnapshot:
+        builds.append(threading.get_ident())
+        time.sleep(0.3)
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(snapshot_module, "build_snapshot", failing_build)
+    cache = SnapshotCache()
+
+    def attempt(_: int) -> str:
+        try:
+            cache.get(session)
+        except Exception as error:  # the builder's own error, or Unavailable naming it
+            return str(error)
+        return "answered"
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=5) as pool:
+        outcomes = list(pool.map(attempt, range(5)))
+    assert len(builds) == 1
+    assert all("the database went away" in outcome for outcome in outcomes)

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from wheretorun.api.errors import install_error_handlers
 from wheretorun.api.middleware import (
+    EXEMPT_FROM_RATE_LIMIT,
     BodySizeLimitMiddleware,
     ConcurrencyLimitMiddleware,
     IdempotencyMiddleware,
@@ -131,6 +132,11 @@ def _install_middleware(app: FastAPI, settings: Settings, redis_client: Any) -> 
     else:
         store = SqlIdempotencyStore(sessions, settings.idempotency_ttl_seconds)
     app.add_middleware(
+        ConcurrencyLimitMiddleware,
+        limit=settings.max_concurrent_requests,
+        exempt=EXEMPT_FROM_RATE_LIMIT | {IMPORTS_PATH},
+    )
+    app.add_middleware(
         IdempotencyMiddleware,
         store=store,
         routes=IDEMPOTENT_ROUTES,
@@ -151,5 +157,4 @@ def _install_middleware(app: FastAPI, settings: Settings, redis_client: Any) -> 
         )
         limiter = RateLimiter(counters, settings.rate_limit_per_minute)
         app.add_middleware(RateLimitMiddleware, limiter=limiter, sessions=sessions, metrics=metrics)
-    app.add_middleware(ConcurrencyLimitMiddleware, limit=settings.max_concurrent_requests)
     app.add_middleware(RequestContextMiddleware, metrics=metrics, templates=lambda: app.openapi()["paths"])

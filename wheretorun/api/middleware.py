@@ -3,18 +3,19 @@
 1. `RequestContextMiddleware`: the request id (`X-Request-ID` from the client when it is sane, else
    a uuid4 hex), echoed in the response header and kept in `scope["state"]["request_id"]` (problem
    bodies carry it); one access log line and the request metrics per request, by route template.
-2. `ConcurrencyLimitMiddleware`: at most `max_concurrent_requests` requests past this point at
-   once in a worker; the others wait here, holding no thread and no database connection.
-   `/healthz`, `/readyz` and `/metrics` are exempt, so probes answer under load.
-3. `RateLimitMiddleware`: a budget per API key, or per client address without a valid key
+2. `RateLimitMiddleware`: a budget per API key, or per client address without a valid key
    (`wheretorun.ratelimit`); 429 problem+json with `Retry-After`. `/healthz`, `/readyz` and
    `/metrics` are exempt.
-4. `BodySizeLimitMiddleware`: 413 problem+json above `max_request_bytes`, by `Content-Length` or
+3. `BodySizeLimitMiddleware`: 413 problem+json above `max_request_bytes`, by `Content-Length` or
    by counting a streamed body. Price imports are left to their route, which checks the API key
    first and then `max_upload_bytes`.
-5. `IdempotencyMiddleware`: `Idempotency-Key` on the POST routes that create things
+4. `IdempotencyMiddleware`: `Idempotency-Key` on the POST routes that create things
    (`wheretorun.idempotency`): the first successful response is stored and replayed with
    `Idempotent-Replayed: true`.
+5. `ConcurrencyLimitMiddleware`: at most `max_concurrent_requests` handlers at once in a worker,
+   from a request's whole body received to its response's start; the others wait here, holding no
+   thread and no database connection, up to `max_wait_s` (then 503). Probes, `/metrics` and price
+   imports (long, with a lock of their own) pass by.
 
 Storage lives outside `api/`; errors are domain errors rendered by `api.errors` only. Blocking
 storage calls run in a worker thread.
@@ -186,38 +187,7 @@ async def client_identity(scope: Scope, sessions: Callable[[], Session]) -> str:
     return identity
 
 
-# --- 2. concurrency limit ----------------------------------------------------------------------------
-
-
-class ConcurrencyLimitMiddleware:
-    """Admit at most `limit` requests at once; the rest queue here, in the event loop.
-
-    The handlers are CPU-bound Python (an estimate ~3 ms, a recommendation ~10-30 ms) run in the
-    thread pool. Without a limit, 32 connections on 2 workers put ~16 requests in each worker's
-    threads at once: they fight for the GIL (measured: estimates fell from 278 requests/s at 4
-    connections to 131 at 32), and each holds a database connection from its first query to its
-    commit, so with more requests in flight than the pool has connections (5 + 10 overflow), a
-    request that finished its handler waits for a thread to commit while the threads wait for its
-    connection: nothing is answered until the pool's 30 s timeout (seen in bench/load_test.py).
-    A request waiting here holds neither.
-    """
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-        self._slots: anyio.Semaphore | None = None  # made in the running event loop, on first use
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in EXEMPT_FROM_RATE_LIMIT:
-            await self.app(scope, receive, send)
-            return
-        if self._slots is None:
-            self._slots = anyio.Semaphore(self.limit)
-        async with self._slots:
-            await self.app(scope, receive, send)
-
-
-# --- 3. rate limit ---------------------------------------------------------------------------------
+# --- 2. rate limit ---------------------------------------------------------------------------------
 
 
 class RateLimitMiddleware:
@@ -245,7 +215,7 @@ class RateLimitMiddleware:
         await self.app(scope, receive, send)
 
 
-# --- 4. body size ----------------------------------------------------------------------------------
+# --- 3. body size ----------------------------------------------------------------------------------
 
 
 class BodySizeLimitMiddleware:
@@ -301,7 +271,7 @@ class BodySizeLimitMiddleware:
             await _send_error(scope, receive, send, error)
 
 
-# --- 5. idempotency --------------------------------------------------------------------------------
+# --- 4. idempotency --------------------------------------------------------------------------------
 
 
 def succeeded(status: int, _body: bytes) -> bool:
@@ -452,3 +422,83 @@ async def _send_stored(response: StoredResponse, send: Send, replayed: bool) -> 
         headers.append((b"idempotent-replayed", b"true"))
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
     await send({"type": "http.response.body", "body": response.body, "more_body": False})
+
+
+# --- 5. concurrency limit ---------------------------------------------------------------------------
+
+
+class ConcurrencyLimitMiddleware:
+    """Admit at most `limit` handlers at once; the rest queue here, in the event loop.
+
+    The handlers are CPU-bound Python (an estimate ~3 ms, a recommendation ~10-30 ms) run in the
+    thread pool. Without a limit, 32 connections on 2 workers put ~16 requests in each worker's
+    threads at once: they fought for the GIL (estimates: 278 requests/s at 4 connections, 131 at
+    32), and each held a database connection from its first query to its commit, so with more in
+    flight than the pool has connections (5 + 10 overflow), a request that finished its handler
+    waited for a thread to commit while the threads waited for its connection: nothing was
+    answered until the pool's 30 s timeout (bench/load_test.py, 2026-12-03).
+
+    A slot is taken once the whole body has arrived (a client trickling its upload holds none;
+    the body size limit outside bounds what is read) and given back when the response starts (a
+    slow reader holds none: the session has committed and closed by then). A request that waits
+    longer than `max_wait_s` is answered 503 with `Retry-After`. `exempt` paths never wait.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int, exempt: frozenset[str], max_wait_s: float = 30.0) -> None:
+        self.app = app
+        self.limit = limit
+        self.exempt = exempt
+        self.max_wait_s = max_wait_s
+        self._slots: anyio.Semaphore | None = None  # made in the running event loop, on first use
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in self.exempt:
+            await self.app(scope, receive, send)
+            return
+        received = await _whole_body(receive)
+        if self._slots is None:
+            self._slots = anyio.Semaphore(self.limit)
+        slots = self._slots
+        with anyio.move_on_after(self.max_wait_s) as waited:
+            await slots.acquire()
+        if waited.cancelled_caught:
+            busy = Unavailable(f"busy: every slot was taken for {self.max_wait_s:g} s; retry shortly")
+            await _send_error(scope, receive, _with_retry_after(send), busy)
+            return
+        held = True
+
+        def give_back() -> None:
+            nonlocal held
+            if held:
+                held = False
+                slots.release()
+
+        async def replay() -> Message:
+            return received.pop(0) if received else await receive()
+
+        async def send_and_give_back(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                give_back()
+            await send(message)
+
+        try:
+            await self.app(scope, replay, send_and_give_back)
+        finally:
+            give_back()
+
+
+async def _whole_body(receive: Receive) -> list[Message]:
+    """The request's body messages up to the last one (or a disconnect), to replay to the app."""
+    messages = [await receive()]
+    while messages[-1]["type"] == "http.request" and messages[-1].get("more_body", False):
+        messages.append(await receive())
+    return messages
+
+
+def _with_retry_after(send: Send) -> Send:
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            MutableHeaders(scope=message)["Retry-After"] = "1"
+        await send(message)
+
+    return sending

@@ -21,7 +21,7 @@ from wheretorun.engine.catalog import AcceleratorEntry, ApiPriceOffer, CatalogSn
 from wheretorun.engine.catalog import CloudOffer as EngineCloudOffer
 from wheretorun.engine.catalog import CommitmentTerm as EngineCommitmentTerm
 from wheretorun.engine.catalog import HardwarePrice as EngineHardwarePrice
-from wheretorun.errors import InvalidInput, Unavailable
+from wheretorun.errors import InvalidInput, Unavailable, WheretorunError
 from wheretorun.pricing import repositories as repo
 from wheretorun.pricing.models import (
     Accelerator,
@@ -353,7 +353,7 @@ class SnapshotCache:
         self._settle = settle
         self._entries: OrderedDict[tuple[int, str, str], CatalogSnapshot] = OrderedDict()
         self._lock = threading.Lock()
-        self._builders: dict[tuple[int, str, str], threading.Lock] = {}  # one per key being built
+        self._builds: dict[tuple[int, str, str], _Build] = {}  # the builds under way, by key
 
     def get(self, session: Session, as_of: dt.datetime | None = None) -> CatalogSnapshot:
         """The snapshot for the catalog's state at `as_of` (now by default). Requests that arrive
@@ -363,22 +363,35 @@ class SnapshotCache:
         version, overrides = _catalog_state(session, as_of)
         moment = as_of.isoformat() if as_of is not None else f"day:{dt.datetime.now(dt.UTC).date()}"
         key = (version, moment, overrides)
-        snapshot = self._cached(key)
-        if snapshot is None:
-            with self._lock:
-                builder = self._builders.setdefault(key, threading.Lock())
-            try:
-                with builder:
-                    snapshot = self._cached(key)  # built by the thread this one waited for
-                    if snapshot is None:
-                        snapshot = self._built(session, as_of, key)
-                        self._store(key, snapshot)
-            finally:
-                with self._lock:
-                    self._builders.pop(key, None)
+        snapshot = self._cached(key) or self._shared_build(session, as_of, key)
         if self._settle:
             _settle_once()
         return snapshot
+
+    def _shared_build(
+        self, session: Session, as_of: dt.datetime | None, key: tuple[int, str, str]
+    ) -> CatalogSnapshot:
+        """Build the snapshot for `key`, or wait for the build under way and share its outcome
+        (its snapshot, or its error: a failing database is not asked again by each waiter)."""
+        with self._lock:
+            build = self._builds.get(key)
+            building = build is None
+            if build is None:
+                build = self._builds[key] = _Build()
+        if not building:
+            build.done.wait()
+            return build.outcome()
+        try:
+            build.snapshot = self._cached(key) or self._built(session, as_of, key)
+            self._store(key, build.snapshot)
+        except BaseException as error:
+            build.error = error
+            raise
+        finally:
+            with self._lock:
+                del self._builds[key]
+            build.done.set()
+        return build.snapshot
 
     def _cached(self, key: tuple[int, str, str]) -> CatalogSnapshot | None:
         with self._lock:
@@ -405,6 +418,23 @@ class SnapshotCache:
             snapshot = build_snapshot(session, as_of)
             self._files.save(file_key, snapshot)
         return snapshot
+
+
+class _Build:
+    """A snapshot build under way: the threads that need the same key wait for its outcome."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.snapshot: CatalogSnapshot | None = None
+        self.error: BaseException | None = None
+
+    def outcome(self) -> CatalogSnapshot:
+        if isinstance(self.error, WheretorunError):
+            raise self.error  # a domain error (an empty catalog) means the same to every waiter
+        if self.error is not None:
+            raise Unavailable(f"the catalog snapshot could not be built: {self.error}") from self.error
+        assert self.snapshot is not None
+        return self.snapshot
 
 
 _SETTLED = threading.Event()
