@@ -78,7 +78,8 @@ class Settings(BaseSettings):
         ge=1,
         le=7,
         description=(
-            "Requests handled at once per worker process; more wait in line (health probes never do). "
+            "Handlers running at once per worker process; more wait in line, 503 after 30 s (health "
+            "probes and price imports never wait). "
             "At most 7: a request may hold two database connections (its session and an API-key "
             "lookup), and the pool has 15."
         ),
