@@ -22,7 +22,7 @@ from wheretorun.errors import WheretorunError
 from wheretorun.pricing.snapshot_files import SnapshotFiles, sqlite_catalog_stamp
 from wheretorun.services.recommendation_reads import OptionRead, RecommendationRead
 from wheretorun.services.recommendation_schemas import RecommendationCreate
-from wheretorun.services.snapshot_recommendations import recommend_on_cached_snapshot
+from wheretorun.services.snapshot_recommendations import reads_now, recommend_on_cached_snapshot
 from wheretorun.settings import get_settings
 
 console = Console()
@@ -218,7 +218,7 @@ def _answer(request: RecommendationCreate, database_url: str) -> RecommendationR
         if answer is not None:
             return answer
     answer = _answer_from_database(request, database_url, files)
-    if stamp is not None and request.as_of is None and request.catalog_version is None:
+    if stamp is not None and reads_now(request):
         if sqlite_catalog_stamp(database_url) == stamp:  # nothing written meanwhile, by us or another
             files.stamp_last(stamp)
     return answer

@@ -141,12 +141,18 @@ def test_ending_an_override_changes_the_snapshot_whatever_the_other_overrides_en
     assert again.on_demand_usd_per_hour == 2 * offer.on_demand_usd_per_hour  # type: ignore[operator]
 
 
+@pytest.fixture
+def fixed_catalog_state(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The catalog-state statement answered once, so the builds the tests count run on no database."""
+    state = snapshot_module._catalog_state(session, None)
+    monkeypatch.setattr(snapshot_module, "_catalog_state", lambda _session, _as_of: state)
+
+
+@pytest.mark.usefixtures("fixed_catalog_state")
 def test_requests_that_arrive_together_on_a_cold_cache_wait_for_one_build(
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Eight threads ask a cold cache at once: the snapshot is built once and all get that one."""
-    state = snapshot_module._catalog_state(session, None)
-    monkeypatch.setattr(snapshot_module, "_catalog_state", lambda _session, _as_of: state)
     built = snapshot_module.build_snapshot(session)
     builds = []
 
@@ -163,11 +169,10 @@ def test_requests_that_arrive_together_on_a_cold_cache_wait_for_one_build(
     assert all(answer is built for answer in answers)
 
 
+@pytest.mark.usefixtures("fixed_catalog_state")
 def test_a_failed_build_is_retried_by_the_next_request(
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    state = snapshot_module._catalog_state(session, None)
-    monkeypatch.setattr(snapshot_module, "_catalog_state", lambda _session, _as_of: state)
     built = snapshot_module.build_snapshot(session)
     outcomes: list[object] = [RuntimeError("the database went away"), built]
 
@@ -184,12 +189,11 @@ def test_a_failed_build_is_retried_by_the_next_request(
     assert cache.get(session) is built
 
 
+@pytest.mark.usefixtures("fixed_catalog_state")
 def test_a_build_that_fails_fails_every_request_waiting_for_it_once(
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The waiters share the builder's outcome: a failing database is asked once, not once each."""
-    state = snapshot_module._catalog_state(session, None)
-    monkeypatch.setattr(snapshot_module, "_catalog_state", lambda _session, _as_of: state)
     builds = []
 
     def failing_build(_session: object, _as_of: object) -> CatalogSnapshot:

@@ -59,6 +59,7 @@ __all__ = [
 ]
 
 _PACKAGE = Path(__file__).resolve().parent.parent
+_DATA = _PACKAGE / "pricing" / "data"
 _KEPT_FILES = 8  # the newest files kept (of snapshots, and of stamps); older ones are removed
 
 DatabaseStamp = tuple[object, ...]
@@ -81,7 +82,7 @@ def code_fingerprint() -> str:
         *(_PACKAGE / "engine").rglob("*.py"),
         *(_PACKAGE / "pricing").rglob("*.py"),
         *(_PACKAGE / "migrations").rglob("*.py"),
-        *(path for path in (_PACKAGE / "pricing" / "data").rglob("*") if "sources" not in path.parts),
+        *(path for path in _DATA.rglob("*") if path.relative_to(_DATA).parts[0] != "sources"),
     ]
     for path in sorted(files):
         if path.is_file():

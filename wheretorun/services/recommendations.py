@@ -24,6 +24,7 @@ from wheretorun.services.recommendation_schemas import (
 )
 from wheretorun.services.snapshot_recommendations import (
     engine_inputs,
+    reads_now,
     recommend_on_snapshot,
     recommendation_read,
 )
@@ -48,10 +49,10 @@ def run_recommendation(
 def recommend_for(
     session: Session, body: RecommendationCreate, snapshots: SnapshotCache
 ) -> RecommendationRead:
-    # without as_of or catalog_version the read is "now" (as_of None): no version to look up first
+    # a read of "now" (as_of None) has no version to look up first
     as_of = (
         None
-        if body.as_of is None and body.catalog_version is None
+        if reads_now(body)
         else read_point(session, body.as_of, body.catalog_version, "body.catalog_version").as_of
     )
     recommendation = run_recommendation(

@@ -58,6 +58,7 @@ __all__ = [
     "engine_workload",
     "recommend_on_cached_snapshot",
     "recommend_on_snapshot",
+    "reads_now",
     "recommendation_read",
 ]
 
@@ -217,13 +218,18 @@ def recommend_on_cached_snapshot(
     needs the database: a read point in the past (`as_of`, `catalog_version`) or an accelerator
     named otherwise than by its catalog id (aliases live in the database only). On the same
     snapshot, the answer is the one `recommendations.recommend_for` gives."""
-    if body.as_of is not None or body.catalog_version is not None:
+    if not reads_now(body):
         return None
     names = (*body.constraints.allowed_accelerators, *body.constraints.excluded_accelerators)
     if any(name not in snapshot.accelerators for name in names):
         return None
     inputs = engine_inputs(body.workload, body.constraints, body.assumptions, _catalog_id)
     return recommendation_read(recommend_on_snapshot(inputs, snapshot), body.limit)
+
+
+def reads_now(body: RecommendationCreate) -> bool:
+    """Whether `body` asks about the catalog as it is now (no `as_of`, no `catalog_version`)."""
+    return body.as_of is None and body.catalog_version is None
 
 
 def _catalog_id(name: str) -> str:
