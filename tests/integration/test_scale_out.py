@@ -10,12 +10,13 @@ import datetime as dt
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 import redis
@@ -139,9 +140,10 @@ def test_concurrent_duplicates_run_once(replicas: Replicas) -> None:
     clear_of_the_window_edge(10)
     warm_up(replicas)
 
-    def slow_session(request: Request) -> Iterator[Session]:
-        time.sleep(1.0)
-        yield from get_session(request)
+    async def slow_session(request: Request) -> AsyncIterator[Session]:
+        await anyio.sleep(1.0)
+        async for session in get_session(request):
+            yield session
 
     replicas.apps[0].dependency_overrides[get_session] = slow_session
     body, headers = named("concurrent"), {"Idempotency-Key": str(uuid.uuid4()), **replicas.auth}

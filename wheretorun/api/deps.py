@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated
 
+import anyio
 from fastapi import Depends, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -16,6 +18,7 @@ from sqlalchemy.orm import Session
 from wheretorun.db import begin_write
 from wheretorun.errors import NotSaved, Unauthorized
 from wheretorun.pricing.imports import Fetcher, fetcher_from_settings
+from wheretorun.pricing.snapshot import SnapshotCache
 from wheretorun.security import Actor, Scope, authenticate, require_scope
 from wheretorun.settings import Settings
 
@@ -26,6 +29,7 @@ __all__ = [
     "ReadKey",
     "SessionDep",
     "SettingsDep",
+    "SnapshotsDep",
     "WriteKey",
     "WriteSessionDep",
     "catalog_reads",
@@ -33,6 +37,7 @@ __all__ = [
     "get_fetcher",
     "get_session",
     "get_settings_dep",
+    "get_snapshots",
     "get_write_session",
     "requires",
 ]
@@ -46,24 +51,37 @@ def get_settings_dep(request: Request) -> Settings:
     return settings
 
 
-def get_session(request: Request) -> Iterator[Session]:
+async def get_session(request: Request) -> AsyncIterator[Session]:
     """One session per request: commit when the handler succeeds, roll back when it raises.
 
     Services and repositories never commit; this is the only place that does. The dependency has
     `scope="function"`, so the commit runs when the handler returns and before the response is sent:
     a write is acknowledged only once it is committed, and a commit that fails is answered with an
     error (a 5xx problem) instead of the success the handler had prepared.
+
+    The session opens no connection until the handler uses it, and a request answered from the
+    in-memory catalog (an estimate by catalog names) never does; so this runs on the event loop and
+    hands the commit or rollback to a worker thread only when there is a transaction to end.
     """
     session: Session = request.app.state.session_factory()
     try:
         yield session
     except BaseException:
-        session.rollback()
+        with anyio.CancelScope(shield=True):
+            await _in_thread_if_used(session, session.rollback)
         raise
     else:
-        _commit(session)
+        await _in_thread_if_used(session, lambda: _commit(session))
     finally:
-        session.close()
+        with anyio.CancelScope(shield=True):
+            await _in_thread_if_used(session, session.close)
+
+
+async def _in_thread_if_used(session: Session, action: Callable[[], None]) -> None:
+    """`action` in a worker thread when the session holds a transaction (it talks to the database),
+    else nothing: a session that never began has nothing to commit, roll back or give back."""
+    if session.in_transaction():
+        await run_in_threadpool(action)
 
 
 def _commit(session: Session) -> None:
@@ -80,6 +98,15 @@ def _commit(session: Session) -> None:
 
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
+
+
+def get_snapshots(request: Request) -> SnapshotCache:
+    """The app's catalog snapshots and specs, kept per catalog state (`SnapshotCache`)."""
+    snapshots: SnapshotCache = request.app.state.snapshots
+    return snapshots
+
+
+SnapshotsDep = Annotated[SnapshotCache, Depends(get_snapshots)]
 
 
 def get_write_session(session: SessionDep) -> Session:

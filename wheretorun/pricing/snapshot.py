@@ -12,8 +12,10 @@ import gc
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from sqlalchemy import String, cast, func, select
+from sqlalchemy import Engine, String, cast, func, select
 from sqlalchemy.orm import Session
 
 from wheretorun.engine import AcceleratorSpec, AttentionKind, InvalidSpec, MemoryKind, ModelArchitecture
@@ -23,6 +25,7 @@ from wheretorun.engine.catalog import CommitmentTerm as EngineCommitmentTerm
 from wheretorun.engine.catalog import HardwarePrice as EngineHardwarePrice
 from wheretorun.errors import InvalidInput, Unavailable, WheretorunError
 from wheretorun.pricing import repositories as repo
+from wheretorun.pricing.commit_counter import CommitCounter, commit_counter_for
 from wheretorun.pricing.models import (
     Accelerator,
     ApiPrice,
@@ -43,6 +46,7 @@ from wheretorun.pricing.snapshot_files import SnapshotFiles
 from wheretorun.pricing.sources.precisions import precision_support_table
 
 __all__ = [
+    "CatalogKey",
     "accelerator_spec",
     "SnapshotCache",
     "build_snapshot",
@@ -332,6 +336,11 @@ def _hardware_prices(session: Session, moment: dt.datetime) -> dict[str, EngineH
     }
 
 
+CatalogKey = tuple[int, str, str]  # (catalog version, moment or day, price overrides' fingerprint)
+_Spec = TypeVar("_Spec", ModelArchitecture, AcceleratorSpec)
+_MAX_REMEMBERED_SPECS = 1024  # spellings of catalog names a client sends; the memo restarts past it
+
+
 class SnapshotCache:
     """Snapshots by (catalog version, as_of), so repeated recommendations skip the ~0.2 s load.
 
@@ -351,26 +360,77 @@ class SnapshotCache:
         self._size = size
         self._files = files
         self._settle = settle
-        self._entries: OrderedDict[tuple[int, str, str], CatalogSnapshot] = OrderedDict()
+        self._entries: OrderedDict[CatalogKey, CatalogSnapshot] = OrderedDict()
         self._lock = threading.Lock()
-        self._builds: dict[tuple[int, str, str], _Build] = {}  # the builds under way, by key
+        self._builds: dict[CatalogKey, _Build] = {}  # the builds under way, by key
+        self._checked_now: tuple[int, str, CatalogKey] | None = None  # (commit count, day, key)
+        self._specs_key: CatalogKey | None = None
+        self._specs: dict[tuple[str, str], Any] = {}  # a ModelArchitecture or AcceleratorSpec
 
     def get(self, session: Session, as_of: dt.datetime | None = None) -> CatalogSnapshot:
         """The snapshot for the catalog's state at `as_of` (now by default). Requests that arrive
         together on a cold cache wait for one build instead of each building its own: a new
         server worker under 32 connections otherwise built 16 snapshots at once (~0.7 s of CPU
         each) and answered nothing for over 10 s (bench/load_test.py, 2026-12-03)."""
-        version, overrides = _catalog_state(session, as_of)
-        moment = as_of.isoformat() if as_of is not None else f"day:{dt.datetime.now(dt.UTC).date()}"
-        key = (version, moment, overrides)
+        key = self.catalog_key(session, as_of)
         snapshot = self._cached(key) or self._shared_build(session, as_of, key)
         if self._settle:
             _settle_once()
         return snapshot
 
-    def _shared_build(
-        self, session: Session, as_of: dt.datetime | None, key: tuple[int, str, str]
-    ) -> CatalogSnapshot:
+    def catalog_key(self, session: Session, as_of: dt.datetime | None = None) -> CatalogKey:
+        """(catalog version in force, moment, price overrides' fingerprint) at `as_of`.
+
+        "Now" is asked of the database once, then again only after something was committed to
+        it (`CommitCounter`, SQLite) or the day changed. That holds for a session that has not
+        begun its transaction and owns its connection (bound to the engine): it sees exactly what
+        is committed. A session already in a transaction may hold writes of its own that no
+        other connection sees, and one bound to a caller's connection (the tests' rolled-back
+        transaction) too; those, explicit `as_of` moments and PostgreSQL ask every time."""
+        if as_of is not None:
+            version, overrides = _catalog_state(session, as_of)
+            return (version, as_of.isoformat(), overrides)
+        moment = f"day:{dt.datetime.now(dt.UTC).date()}"
+        counter = _commit_counter(session)
+        commits = counter.value() if counter is not None else None
+        checked = self._checked_now
+        if commits is not None and checked is not None and checked[:2] == (commits, moment):
+            return checked[2]
+        version, overrides = _catalog_state(session, None)
+        key = (version, moment, overrides)
+        if commits is not None:
+            self._checked_now = (commits, moment, key)
+        return key
+
+    def cached_model_architecture(self, session: Session, model_id: str, field: str) -> ModelArchitecture:
+        """`load_model_architecture`, remembered for the catalog's current state (estimates)."""
+        return self._remembered(
+            session, ("model", model_id), lambda: load_model_architecture(session, model_id, field)
+        )
+
+    def cached_accelerator_spec(self, session: Session, name_or_id: str, field: str) -> AcceleratorSpec:
+        """`load_accelerator_spec` (an id or any alias), remembered for the catalog's current state."""
+        return self._remembered(
+            session, ("accelerator", name_or_id), lambda: load_accelerator_spec(session, name_or_id, field)
+        )
+
+    def _remembered(self, session: Session, ref: tuple[str, str], load: Callable[[], _Spec]) -> _Spec:
+        """What `load` answers for `ref` in the catalog's current state: looked up once per state
+        (a new catalog version or override forgets them all). A lookup that fails (an unknown
+        name, a row the engine cannot use) is not remembered; it raises each time."""
+        key = self.catalog_key(session)
+        with self._lock:
+            if self._specs_key != key or len(self._specs) >= _MAX_REMEMBERED_SPECS:
+                self._specs_key, self._specs = key, {}
+            value = self._specs.get(ref)
+        if value is None:
+            value = load()
+            with self._lock:
+                if self._specs_key == key:
+                    self._specs[ref] = value
+        return value
+
+    def _shared_build(self, session: Session, as_of: dt.datetime | None, key: CatalogKey) -> CatalogSnapshot:
         """Build the snapshot for `key`, or wait for the build under way and share its outcome
         (its snapshot, or its error: a failing database is not asked again by each waiter)."""
         with self._lock:
@@ -393,22 +453,20 @@ class SnapshotCache:
             build.done.set()
         return build.snapshot
 
-    def _cached(self, key: tuple[int, str, str]) -> CatalogSnapshot | None:
+    def _cached(self, key: CatalogKey) -> CatalogSnapshot | None:
         with self._lock:
             if key not in self._entries:
                 return None
             self._entries.move_to_end(key)
             return self._entries[key]
 
-    def _store(self, key: tuple[int, str, str], snapshot: CatalogSnapshot) -> None:
+    def _store(self, key: CatalogKey, snapshot: CatalogSnapshot) -> None:
         with self._lock:
             self._entries[key] = snapshot
             while len(self._entries) > self._size:
                 self._entries.popitem(last=False)
 
-    def _built(
-        self, session: Session, as_of: dt.datetime | None, key: tuple[int, str, str]
-    ) -> CatalogSnapshot:
+    def _built(self, session: Session, as_of: dt.datetime | None, key: CatalogKey) -> CatalogSnapshot:
         """From the disk cache when it has the snapshot, else built (and saved there)."""
         if self._files is None:
             return build_snapshot(session, as_of)
@@ -448,6 +506,15 @@ def _settle_once() -> None:
         _SETTLED.set()
         gc.collect()
         gc.freeze()
+
+
+def _commit_counter(session: Session) -> CommitCounter | None:
+    """The commit counter of the session's database, when what the session reads is exactly what
+    is committed: it owns its connection (bound to the engine) and has not begun a transaction."""
+    bind = session.get_bind()
+    if not isinstance(bind, Engine) or session.in_transaction():
+        return None
+    return commit_counter_for(bind)
 
 
 def _database_identity(session: Session, version: int) -> tuple[str, str]:

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from wheretorun import engine
 from wheretorun.errors import InvalidInput, NotFound
-from wheretorun.pricing.snapshot import load_accelerator_spec, load_model_architecture
+from wheretorun.pricing.snapshot import SnapshotCache
 from wheretorun.pricing.sources.precisions import precision_support_table
 from wheretorun.services.engine_call import engine_call
 from wheretorun.services.estimate_schemas import (
@@ -33,10 +33,13 @@ from wheretorun.services.estimate_schemas import (
 __all__ = ["estimate_inference", "estimate_training", "resolve_accelerator", "resolve_model"]
 
 
-def resolve_model(session: Session, ref: str | ModelArchitectureIn, field: str) -> engine.ModelArchitecture:
+def resolve_model(
+    session: Session, catalog: SnapshotCache, ref: str | ModelArchitectureIn, field: str
+) -> engine.ModelArchitecture:
+    """A catalog model by id (looked up once per catalog state), or the spec object sent."""
     if isinstance(ref, str):
         try:
-            return load_model_architecture(session, ref, field)
+            return catalog.cached_model_architecture(session, ref, field)
         except NotFound as error:
             raise InvalidInput(field, f"no catalog model {ref!r} (GET /v1/models lists them)") from error
     values = ref.model_dump()
@@ -44,10 +47,13 @@ def resolve_model(session: Session, ref: str | ModelArchitectureIn, field: str) 
     return engine_call(field, lambda: engine.ModelArchitecture(**values))
 
 
-def resolve_accelerator(session: Session, ref: str | AcceleratorSpecIn, field: str) -> engine.AcceleratorSpec:
+def resolve_accelerator(
+    session: Session, catalog: SnapshotCache, ref: str | AcceleratorSpecIn, field: str
+) -> engine.AcceleratorSpec:
+    """A catalog accelerator by id or alias (looked up once per catalog state), or the spec sent."""
     if isinstance(ref, str):
         try:
-            return load_accelerator_spec(session, ref, field)
+            return catalog.cached_accelerator_spec(session, ref, field)
         except NotFound as error:
             raise InvalidInput(
                 field, f"no catalog accelerator {ref!r} (GET /v1/accelerators lists them)"
@@ -62,12 +68,16 @@ def _precision(value: str, field: str) -> engine.Precision:
     return engine_call("body", lambda: engine.parse_precision(value, field))
 
 
-def estimate_inference(session: Session, request: InferenceEstimateCreate) -> InferenceEstimateRead:
-    model = resolve_model(session, request.model, "body.model")
-    accelerator = resolve_accelerator(session, request.accelerator, "body.accelerator")
+def estimate_inference(
+    session: Session, request: InferenceEstimateCreate, catalog: SnapshotCache
+) -> InferenceEstimateRead:
+    model = resolve_model(session, catalog, request.model, "body.model")
+    accelerator = resolve_accelerator(session, catalog, request.accelerator, "body.accelerator")
     speculative = None
     if request.speculative is not None:
-        draft = resolve_model(session, request.speculative.draft_model, "body.speculative.draft_model")
+        draft = resolve_model(
+            session, catalog, request.speculative.draft_model, "body.speculative.draft_model"
+        )
         speculative = engine_call(
             "body",
             lambda: engine.SpeculativeDecoding(
@@ -112,9 +122,11 @@ def _require_compute_peak(accelerator: engine.AcceleratorSpec, precision: engine
         raise InvalidInput("body.accelerator", f"{missing}; pass a spec object with bf16_tflops instead")
 
 
-def estimate_training(session: Session, request: TrainingEstimateCreate) -> TrainingEstimateRead:
-    model = resolve_model(session, request.model, "body.model")
-    accelerator = resolve_accelerator(session, request.accelerator, "body.accelerator")
+def estimate_training(
+    session: Session, request: TrainingEstimateCreate, catalog: SnapshotCache
+) -> TrainingEstimateRead:
+    model = resolve_model(session, catalog, request.model, "body.model")
+    accelerator = resolve_accelerator(session, catalog, request.accelerator, "body.accelerator")
     fields = request.model_dump(exclude={"model", "accelerator"})
     fields["method"] = engine.TrainingMethod(fields["method"])
     fields["precision"] = _precision(request.precision, "precision")

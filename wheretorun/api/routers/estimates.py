@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from wheretorun.api.deps import SessionDep
+from wheretorun.api.deps import SessionDep, SnapshotsDep
 from wheretorun.services import estimates
 from wheretorun.services.estimate_schemas import (
     InferenceEstimateCreate,
@@ -32,11 +32,13 @@ INVALID: dict[int | str, dict[str, Any]] = {
     status_code=200,
     responses=INVALID,
 )
-def estimate_inference(session: SessionDep, request: InferenceEstimateCreate) -> InferenceEstimateRead:
+def estimate_inference(
+    session: SessionDep, catalog: SnapshotsDep, request: InferenceEstimateCreate
+) -> InferenceEstimateRead:
     """Memory, time to first token, time per output token and throughput of serving `model` on
     `accelerator_count` x `accelerator`. A deployment too big for the memory is a 200 with
     `memory.fits: false` and the shortfall."""
-    return estimates.estimate_inference(session, request)
+    return estimates.estimate_inference(session, request, catalog)
 
 
 @router.post(
@@ -46,7 +48,9 @@ def estimate_inference(session: SessionDep, request: InferenceEstimateCreate) ->
     status_code=200,
     responses=INVALID,
 )
-def estimate_training(session: SessionDep, request: TrainingEstimateCreate) -> TrainingEstimateRead:
+def estimate_training(
+    session: SessionDep, catalog: SnapshotsDep, request: TrainingEstimateCreate
+) -> TrainingEstimateRead:
     """Memory per accelerator, FLOPs, MFU, accelerator-hours and wall-clock hours of a training or
     fine-tuning job."""
-    return estimates.estimate_training(session, request)
+    return estimates.estimate_training(session, request, catalog)

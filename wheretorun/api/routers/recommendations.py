@@ -6,8 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from wheretorun.api.deps import SessionDep
-from wheretorun.pricing.snapshot import SnapshotCache
+from wheretorun.api.deps import SessionDep, SnapshotsDep
 from wheretorun.services import recommendations, snapshot_recommendations
 from wheretorun.services.recommendation_reads import AssumptionRead, RecommendationRead
 from wheretorun.services.recommendation_schemas import RecommendationCreate
@@ -24,12 +23,11 @@ INVALID: dict[int | str, dict[str, Any]] = {
 
 @router.post("", operation_id="create_recommendation", response_model=RecommendationRead, responses=INVALID)
 def create_recommendation(
-    session: SessionDep, request: Request, body: RecommendationCreate
+    session: SessionDep, snapshots: SnapshotsDep, request: Request, body: RecommendationCreate
 ) -> RecommendationRead:
     """Compare hosted APIs, cloud rental, owned hardware, local GPUs and a hybrid plan for the
     workload; answer the ranked options, the rejected candidates grouped by rule, the break-even
     between the top options, the assumptions used and the catalog version."""
-    snapshots: SnapshotCache = request.app.state.snapshots
     result = recommendations.recommend_for(session, body, snapshots)
     request.app.state.metrics.candidates_evaluated.observe(result.candidates_evaluated)
     return result

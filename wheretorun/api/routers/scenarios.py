@@ -17,13 +17,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt
 
-from wheretorun.api.deps import ClockDep, SessionDep, WriteKey, WriteSessionDep, catalog_reads
+from wheretorun.api.deps import ClockDep, SessionDep, WriteKey, WriteSessionDep, catalog_reads, get_snapshots
 from wheretorun.api.schemas import PageRead, RowId, TextQuery
 from wheretorun.bounds import NO_NUL, distinct
 from wheretorun.errors import InvalidInput
 from wheretorun.fields import SAFE_INT_MAX, SAFE_INT_MIN
 from wheretorun.pricing.repositories import PageRequest
-from wheretorun.pricing.snapshot import SnapshotCache
 from wheretorun.scenarios import exports, service
 from wheretorun.scenarios.evaluation_schemas import ComparisonRead, EvaluationRead, SavedEvaluationRead
 from wheretorun.scenarios.models import ScenarioRecord
@@ -104,11 +103,6 @@ class CompareRequest(BaseModel):
     scenarios: list[ScenarioEvaluateRequest] = Field(
         [], max_length=MAX_COMPARED, description="Unsaved scenarios to compare."
     )
-
-
-def _snapshots(request: Request) -> SnapshotCache:
-    cache: SnapshotCache = request.app.state.snapshots
-    return cache
 
 
 _ONE_ETAG = r'(W/)?"v[0-9]{1,16}"'
@@ -243,7 +237,7 @@ def evaluate_unsaved(
     """Monthly cash flows, totals and NPV of every plan, and the analyses asked for
     (`monte_carlo`, `sensitivity`, `break_even`, `buy_versus_rent`)."""
     fmt = _format(format_query, accept, ("json", "csv", "xlsx"))
-    evaluated = service.evaluate_body(session, body, body, _snapshots(request))
+    evaluated = service.evaluate_body(session, body, body, get_snapshots(request))
     return _table_or_json(evaluated, fmt, "scenario")
 
 
@@ -258,7 +252,7 @@ def chart_unsaved(
 ) -> Response:
     """A chart of an unsaved scenario: cost stack over time, break-even curve, tornado, Monte Carlo."""
     fmt = format_query or "svg"
-    analyses = service.analyse_body(session, body, body, _snapshots(request))
+    analyses = service.analyse_body(session, body, body, get_snapshots(request))
     return Response(exports.chart_file(analyses, chart, fmt, plan), media_type=exports.MEDIA_TYPES[fmt])
 
 
@@ -275,7 +269,7 @@ def compare(session: SessionDep, request: Request, body: CompareRequest) -> Comp
     for scenario in service.find_by_ids(session, body.scenario_ids):
         bodies.append((scenario.name, service.saved_body(service.current_version(scenario))))
     bodies.extend((unsaved.name, unsaved) for unsaved in body.scenarios)
-    return service.compare_scenarios(session, bodies, _snapshots(request))
+    return service.compare_scenarios(session, bodies, get_snapshots(request))
 
 
 @router.get(
@@ -364,7 +358,7 @@ def evaluate_saved(
     analyses_request = body or AnalysisRequest()
     fmt = _format(format_query, accept, ("json", "csv", "xlsx"))
     evaluated = service.evaluate_scenario(
-        session, scenario_id, analyses_request.version, analyses_request, _snapshots(request)
+        session, scenario_id, analyses_request.version, analyses_request, get_snapshots(request)
     )
     assert isinstance(evaluated.result, SavedEvaluationRead), (
         "a saved scenario's evaluation names its version"
@@ -387,7 +381,7 @@ def chart_saved(
 ) -> Response:
     analyses_request = body or AnalysisRequest()
     evaluated = service.evaluate_scenario(
-        session, scenario_id, analyses_request.version, analyses_request, _snapshots(request)
+        session, scenario_id, analyses_request.version, analyses_request, get_snapshots(request)
     )
     fmt = format_query or "svg"
     return Response(
