@@ -84,6 +84,15 @@ class Settings(BaseSettings):
             "lookup), and the pool has 15."
         ),
     )
+    max_requests_per_connection: int = Field(
+        default=100,
+        ge=0,
+        description=(
+            "Requests answered on one keep-alive connection before the answer says `Connection: "
+            "close`, so that long-lived client connections spread over the worker processes; 0: "
+            "never."
+        ),
+    )
     rate_limit_per_minute: int = Field(
         default=0,
         ge=0,

@@ -18,6 +18,7 @@ from wheretorun.api.middleware import (
     ConcurrencyLimitMiddleware,
     IdempotencyMiddleware,
     IdempotentRoute,
+    KeepAliveLimitMiddleware,
     RateLimitMiddleware,
     RequestContextMiddleware,
     succeeded,
@@ -158,3 +159,5 @@ def _install_middleware(app: FastAPI, settings: Settings, redis_client: Any) -> 
         limiter = RateLimiter(counters, settings.rate_limit_per_minute)
         app.add_middleware(RateLimitMiddleware, limiter=limiter, sessions=sessions, metrics=metrics)
     app.add_middleware(RequestContextMiddleware, metrics=metrics, templates=lambda: app.openapi()["paths"])
+    if settings.max_requests_per_connection > 0:
+        app.add_middleware(KeepAliveLimitMiddleware, max_requests=settings.max_requests_per_connection)

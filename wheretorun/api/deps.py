@@ -46,7 +46,8 @@ __all__ = [
 _log = logging.getLogger("wheretorun.db")
 
 
-def get_settings_dep(request: Request) -> Settings:
+async def get_settings_dep(request: Request) -> Settings:
+    """(Dependencies that do no I/O are `async`: FastAPI runs a plain one in a worker thread.)"""
     settings: Settings = request.app.state.settings
     return settings
 
@@ -100,7 +101,7 @@ SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 
 
-def get_snapshots(request: Request) -> SnapshotCache:
+async def get_snapshots(request: Request) -> SnapshotCache:
     """The app's catalog snapshots and specs, kept per catalog state (`SnapshotCache`)."""
     snapshots: SnapshotCache = request.app.state.snapshots
     return snapshots
@@ -168,7 +169,7 @@ def catalog_reads(request: Request, settings: SettingsDep, credentials: Credenti
 # --- injectable collaborators (tests override these) -------------------------------------------
 
 
-def get_clock() -> Callable[[], dt.datetime]:
+async def get_clock() -> Callable[[], dt.datetime]:
     return lambda: dt.datetime.now(dt.UTC)
 
 

@@ -13,7 +13,7 @@ import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from sqlalchemy import Engine, String, cast, func, select
 from sqlalchemy.orm import Session
@@ -47,6 +47,7 @@ from wheretorun.pricing.sources.precisions import precision_support_table
 
 __all__ = [
     "CatalogKey",
+    "CatalogSpecs",
     "accelerator_spec",
     "SnapshotCache",
     "build_snapshot",
@@ -364,8 +365,7 @@ class SnapshotCache:
         self._lock = threading.Lock()
         self._builds: dict[CatalogKey, _Build] = {}  # the builds under way, by key
         self._checked_now: tuple[int, str, CatalogKey] | None = None  # (commit count, day, key)
-        self._specs_key: CatalogKey | None = None
-        self._specs: dict[tuple[str, str], Any] = {}  # a ModelArchitecture or AcceleratorSpec
+        self._specs: CatalogSpecs | None = None
 
     def get(self, session: Session, as_of: dt.datetime | None = None) -> CatalogSnapshot:
         """The snapshot for the catalog's state at `as_of` (now by default). Requests that arrive
@@ -393,42 +393,40 @@ class SnapshotCache:
         moment = f"day:{dt.datetime.now(dt.UTC).date()}"
         counter = _commit_counter(session)
         commits = counter.value() if counter is not None else None
-        checked = self._checked_now
-        if commits is not None and checked is not None and checked[:2] == (commits, moment):
-            return checked[2]
+        known = self._known_now(commits, moment)
+        if known is not None:
+            return known
         version, overrides = _catalog_state(session, None)
         key = (version, moment, overrides)
         if commits is not None:
             self._checked_now = (commits, moment, key)
         return key
 
-    def cached_model_architecture(self, session: Session, model_id: str, field: str) -> ModelArchitecture:
-        """`load_model_architecture`, remembered for the catalog's current state (estimates)."""
-        return self._remembered(
-            session, ("model", model_id), lambda: load_model_architecture(session, model_id, field)
-        )
+    def _known_now(self, commits: int | None, moment: str) -> CatalogKey | None:
+        """The key checked last, if nothing was committed since and the day is the same."""
+        checked = self._checked_now
+        if commits is not None and checked is not None and checked[:2] == (commits, moment):
+            return checked[2]
+        return None
 
-    def cached_accelerator_spec(self, session: Session, name_or_id: str, field: str) -> AcceleratorSpec:
-        """`load_accelerator_spec` (an id or any alias), remembered for the catalog's current state."""
-        return self._remembered(
-            session, ("accelerator", name_or_id), lambda: load_accelerator_spec(session, name_or_id, field)
-        )
+    def specs_in_memory(self, session: Session) -> CatalogSpecs | None:
+        """`specs(session)` when the catalog's current state is known without asking the database
+        (see `catalog_key`), else None."""
+        counter = _commit_counter(session)
+        if counter is None:
+            return None
+        known = self._known_now(counter.value(), f"day:{dt.datetime.now(dt.UTC).date()}")
+        specs = self._specs
+        return specs if known is not None and specs is not None and specs.key == known else None
 
-    def _remembered(self, session: Session, ref: tuple[str, str], load: Callable[[], _Spec]) -> _Spec:
-        """What `load` answers for `ref` in the catalog's current state: looked up once per state
-        (a new catalog version or override forgets them all). A lookup that fails (an unknown
-        name, a row the engine cannot use) is not remembered; it raises each time."""
+    def specs(self, session: Session) -> CatalogSpecs:
+        """The catalog's engine specs by name, remembered for its current state (a new catalog
+        version or override starts afresh): what estimates look up."""
         key = self.catalog_key(session)
         with self._lock:
-            if self._specs_key != key or len(self._specs) >= _MAX_REMEMBERED_SPECS:
-                self._specs_key, self._specs = key, {}
-            value = self._specs.get(ref)
-        if value is None:
-            value = load()
-            with self._lock:
-                if self._specs_key == key:
-                    self._specs[ref] = value
-        return value
+            if self._specs is None or self._specs.key != key:
+                self._specs = CatalogSpecs(key)
+            return self._specs
 
     def _shared_build(self, session: Session, as_of: dt.datetime | None, key: CatalogKey) -> CatalogSnapshot:
         """Build the snapshot for `key`, or wait for the build under way and share its outcome
@@ -476,6 +474,44 @@ class SnapshotCache:
             snapshot = build_snapshot(session, as_of)
             self._files.save(file_key, snapshot)
         return snapshot
+
+
+class CatalogSpecs:
+    """Engine specs of catalog models and accelerators looked up by name in one catalog state
+    (`key`), each looked up once. A lookup that fails (an unknown name, a row the engine cannot
+    use) is not remembered: it raises each time."""
+
+    def __init__(self, key: CatalogKey) -> None:
+        self.key = key
+        self._values: dict[tuple[str, str], Any] = {}  # a ModelArchitecture or AcceleratorSpec
+        self._lock = threading.Lock()
+
+    def model_architecture(self, session: Session, model_id: str, field: str) -> ModelArchitecture:
+        """`load_model_architecture`, remembered."""
+        return self._remembered(
+            ("model", model_id), lambda: load_model_architecture(session, model_id, field)
+        )
+
+    def accelerator_spec(self, session: Session, name_or_id: str, field: str) -> AcceleratorSpec:
+        """`load_accelerator_spec` (an id or any alias), remembered."""
+        return self._remembered(
+            ("accelerator", name_or_id), lambda: load_accelerator_spec(session, name_or_id, field)
+        )
+
+    def remembers(self, kind: Literal["model", "accelerator"], name: str) -> bool:
+        """Whether the spec of the model or accelerator `name` is in memory."""
+        return (kind, name) in self._values
+
+    def _remembered(self, ref: tuple[str, str], load: Callable[[], _Spec]) -> _Spec:
+        with self._lock:
+            value = self._values.get(ref)
+        if value is None:
+            value = load()
+            with self._lock:
+                if len(self._values) >= _MAX_REMEMBERED_SPECS:
+                    self._values.clear()
+                self._values[ref] = value
+        return value
 
 
 class _Build:

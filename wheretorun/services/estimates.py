@@ -12,13 +12,13 @@ decode alone would be wrong, so none is given.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy.orm import Session
 
 from wheretorun import engine
 from wheretorun.errors import InvalidInput, NotFound
-from wheretorun.pricing.snapshot import SnapshotCache
+from wheretorun.pricing.snapshot import CatalogSpecs, SnapshotCache
 from wheretorun.pricing.sources.precisions import precision_support_table
 from wheretorun.services.engine_call import engine_call
 from wheretorun.services.estimate_schemas import (
@@ -30,16 +30,40 @@ from wheretorun.services.estimate_schemas import (
     TrainingEstimateRead,
 )
 
-__all__ = ["estimate_inference", "estimate_training", "resolve_accelerator", "resolve_model"]
+__all__ = [
+    "answerable_from_memory",
+    "estimate_inference",
+    "estimate_training",
+    "resolve_accelerator",
+    "resolve_model",
+]
+
+
+def answerable_from_memory(
+    session: Session, snapshots: SnapshotCache, request: InferenceEstimateCreate | TrainingEstimateCreate
+) -> bool:
+    """Whether the estimate needs no database read: the catalog's state is known without asking
+    and every catalog name the request uses is remembered for it. Such an estimate is a fraction
+    of a millisecond of arithmetic."""
+    specs = snapshots.specs_in_memory(session)
+    if specs is None:
+        return False
+    names: list[tuple[Literal["model", "accelerator"], object]] = [
+        ("model", request.model),
+        ("accelerator", request.accelerator),
+    ]
+    if isinstance(request, InferenceEstimateCreate) and request.speculative is not None:
+        names.append(("model", request.speculative.draft_model))
+    return all(specs.remembers(kind, name) for kind, name in names if isinstance(name, str))
 
 
 def resolve_model(
-    session: Session, catalog: SnapshotCache, ref: str | ModelArchitectureIn, field: str
+    session: Session, catalog: CatalogSpecs, ref: str | ModelArchitectureIn, field: str
 ) -> engine.ModelArchitecture:
     """A catalog model by id (looked up once per catalog state), or the spec object sent."""
     if isinstance(ref, str):
         try:
-            return catalog.cached_model_architecture(session, ref, field)
+            return catalog.model_architecture(session, ref, field)
         except NotFound as error:
             raise InvalidInput(field, f"no catalog model {ref!r} (GET /v1/models lists them)") from error
     values = ref.model_dump()
@@ -48,12 +72,12 @@ def resolve_model(
 
 
 def resolve_accelerator(
-    session: Session, catalog: SnapshotCache, ref: str | AcceleratorSpecIn, field: str
+    session: Session, catalog: CatalogSpecs, ref: str | AcceleratorSpecIn, field: str
 ) -> engine.AcceleratorSpec:
     """A catalog accelerator by id or alias (looked up once per catalog state), or the spec sent."""
     if isinstance(ref, str):
         try:
-            return catalog.cached_accelerator_spec(session, ref, field)
+            return catalog.accelerator_spec(session, ref, field)
         except NotFound as error:
             raise InvalidInput(
                 field, f"no catalog accelerator {ref!r} (GET /v1/accelerators lists them)"
@@ -69,8 +93,9 @@ def _precision(value: str, field: str) -> engine.Precision:
 
 
 def estimate_inference(
-    session: Session, request: InferenceEstimateCreate, catalog: SnapshotCache
+    session: Session, request: InferenceEstimateCreate, snapshots: SnapshotCache
 ) -> InferenceEstimateRead:
+    catalog = snapshots.specs(session)
     model = resolve_model(session, catalog, request.model, "body.model")
     accelerator = resolve_accelerator(session, catalog, request.accelerator, "body.accelerator")
     speculative = None
@@ -123,8 +148,9 @@ def _require_compute_peak(accelerator: engine.AcceleratorSpec, precision: engine
 
 
 def estimate_training(
-    session: Session, request: TrainingEstimateCreate, catalog: SnapshotCache
+    session: Session, request: TrainingEstimateCreate, snapshots: SnapshotCache
 ) -> TrainingEstimateRead:
+    catalog = snapshots.specs(session)
     model = resolve_model(session, catalog, request.model, "body.model")
     accelerator = resolve_accelerator(session, catalog, request.accelerator, "body.accelerator")
     fields = request.model_dump(exclude={"model", "accelerator"})

@@ -1,10 +1,17 @@
-"""`/v1/estimates`: memory, speed and training time of a model on an accelerator."""
+"""`/v1/estimates`: memory, speed and training time of a model on an accelerator.
+
+The handlers are `async`: an estimate that needs no database read (`answerable_from_memory`: the
+catalog's state is known and its specs are in memory) is a fraction of a millisecond of arithmetic,
+answered on the event loop; any other runs in a worker thread. (A plain `def` handler would take
+two worker-thread hops per request: the handler and the validation of its answer.)
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from fastapi import APIRouter
+from fastapi.concurrency import run_in_threadpool
 
 from wheretorun.api.deps import SessionDep, SnapshotsDep
 from wheretorun.services import estimates
@@ -32,13 +39,15 @@ INVALID: dict[int | str, dict[str, Any]] = {
     status_code=200,
     responses=INVALID,
 )
-def estimate_inference(
+async def estimate_inference(
     session: SessionDep, catalog: SnapshotsDep, request: InferenceEstimateCreate
 ) -> InferenceEstimateRead:
     """Memory, time to first token, time per output token and throughput of serving `model` on
     `accelerator_count` x `accelerator`. A deployment too big for the memory is a 200 with
     `memory.fits: false` and the shortfall."""
-    return estimates.estimate_inference(session, request, catalog)
+    if estimates.answerable_from_memory(session, catalog, request):
+        return estimates.estimate_inference(session, request, catalog)
+    return await run_in_threadpool(estimates.estimate_inference, session, request, catalog)
 
 
 @router.post(
@@ -48,9 +57,11 @@ def estimate_inference(
     status_code=200,
     responses=INVALID,
 )
-def estimate_training(
+async def estimate_training(
     session: SessionDep, catalog: SnapshotsDep, request: TrainingEstimateCreate
 ) -> TrainingEstimateRead:
     """Memory per accelerator, FLOPs, MFU, accelerator-hours and wall-clock hours of a training or
     fine-tuning job."""
-    return estimates.estimate_training(session, request, catalog)
+    if estimates.answerable_from_memory(session, catalog, request):
+        return estimates.estimate_training(session, request, catalog)
+    return await run_in_threadpool(estimates.estimate_training, session, request, catalog)

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, Query, Response
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt
 
-from wheretorun.api.deps import ClockDep, SessionDep, WriteKey, WriteSessionDep, catalog_reads, get_snapshots
+from wheretorun.api.deps import ClockDep, SessionDep, SnapshotsDep, WriteKey, WriteSessionDep, catalog_reads
 from wheretorun.api.schemas import PageRead, RowId, TextQuery
 from wheretorun.bounds import NO_NUL, distinct
 from wheretorun.errors import InvalidInput
@@ -229,7 +229,7 @@ def list_scenarios(
 )
 def evaluate_unsaved(
     session: SessionDep,
-    request: Request,
+    snapshots: SnapshotsDep,
     body: ScenarioEvaluateRequest,
     format_query: FormatQuery = None,
     accept: Annotated[str | None, Header()] = None,
@@ -237,14 +237,14 @@ def evaluate_unsaved(
     """Monthly cash flows, totals and NPV of every plan, and the analyses asked for
     (`monte_carlo`, `sensitivity`, `break_even`, `buy_versus_rent`)."""
     fmt = _format(format_query, accept, ("json", "csv", "xlsx"))
-    evaluated = service.evaluate_body(session, body, body, get_snapshots(request))
+    evaluated = service.evaluate_body(session, body, body, snapshots)
     return _table_or_json(evaluated, fmt, "scenario")
 
 
 @router.post("/charts/{chart}", operation_id="chart_unsaved_scenario", responses=FILES, dependencies=READ)
 def chart_unsaved(
     session: SessionDep,
-    request: Request,
+    snapshots: SnapshotsDep,
     chart: Literal["cost_stack", "break_even", "tornado", "monte_carlo"],
     body: ScenarioEvaluateRequest,
     format_query: ChartFormatQuery = None,
@@ -252,7 +252,7 @@ def chart_unsaved(
 ) -> Response:
     """A chart of an unsaved scenario: cost stack over time, break-even curve, tornado, Monte Carlo."""
     fmt = format_query or "svg"
-    analyses = service.analyse_body(session, body, body, get_snapshots(request))
+    analyses = service.analyse_body(session, body, body, snapshots)
     return Response(exports.chart_file(analyses, chart, fmt, plan), media_type=exports.MEDIA_TYPES[fmt])
 
 
@@ -263,13 +263,13 @@ def chart_unsaved(
     responses=ERRORS,
     dependencies=READ,
 )
-def compare(session: SessionDep, request: Request, body: CompareRequest) -> ComparisonRead:
+def compare(session: SessionDep, snapshots: SnapshotsDep, body: CompareRequest) -> ComparisonRead:
     """Plans of two or more scenarios side by side, with deltas per cost line against the first."""
     bodies: list[tuple[str, ScenarioBody]] = []
     for scenario in service.find_by_ids(session, body.scenario_ids):
         bodies.append((scenario.name, service.saved_body(service.current_version(scenario))))
     bodies.extend((unsaved.name, unsaved) for unsaved in body.scenarios)
-    return service.compare_scenarios(session, bodies, get_snapshots(request))
+    return service.compare_scenarios(session, bodies, snapshots)
 
 
 @router.get(
@@ -348,7 +348,7 @@ def get_version(session: SessionDep, scenario_id: RowId, version: RowId) -> Scen
 )
 def evaluate_saved(
     session: SessionDep,
-    request: Request,
+    snapshots: SnapshotsDep,
     scenario_id: RowId,
     body: AnalysisRequest | None = None,
     format_query: FormatQuery = None,
@@ -358,7 +358,7 @@ def evaluate_saved(
     analyses_request = body or AnalysisRequest()
     fmt = _format(format_query, accept, ("json", "csv", "xlsx"))
     evaluated = service.evaluate_scenario(
-        session, scenario_id, analyses_request.version, analyses_request, get_snapshots(request)
+        session, scenario_id, analyses_request.version, analyses_request, snapshots
     )
     assert isinstance(evaluated.result, SavedEvaluationRead), (
         "a saved scenario's evaluation names its version"
@@ -372,7 +372,7 @@ def evaluate_saved(
 )
 def chart_saved(
     session: SessionDep,
-    request: Request,
+    snapshots: SnapshotsDep,
     scenario_id: RowId,
     chart: Literal["cost_stack", "break_even", "tornado", "monte_carlo"],
     body: AnalysisRequest | None = None,
@@ -381,7 +381,7 @@ def chart_saved(
 ) -> Response:
     analyses_request = body or AnalysisRequest()
     evaluated = service.evaluate_scenario(
-        session, scenario_id, analyses_request.version, analyses_request, get_snapshots(request)
+        session, scenario_id, analyses_request.version, analyses_request, snapshots
     )
     fmt = format_query or "svg"
     return Response(
