@@ -90,7 +90,16 @@ class Settings(BaseSettings):
         description=(
             "Requests answered on one keep-alive connection before the answer says `Connection: "
             "close`, so that long-lived client connections spread over the worker processes; 0: "
-            "never."
+            "never (neither by count nor by age)."
+        ),
+    )
+    max_connection_seconds: float = Field(
+        default=1.0,
+        gt=0,
+        le=3600,
+        description=(
+            "Age of a keep-alive connection after which the next answer says `Connection: close` "
+            "(see `max_requests_per_connection`)."
         ),
     )
     rate_limit_per_minute: int = Field(

@@ -160,4 +160,8 @@ def _install_middleware(app: FastAPI, settings: Settings, redis_client: Any) -> 
         app.add_middleware(RateLimitMiddleware, limiter=limiter, sessions=sessions, metrics=metrics)
     app.add_middleware(RequestContextMiddleware, metrics=metrics, templates=lambda: app.openapi()["paths"])
     if settings.max_requests_per_connection > 0:
-        app.add_middleware(KeepAliveLimitMiddleware, max_requests=settings.max_requests_per_connection)
+        app.add_middleware(
+            KeepAliveLimitMiddleware,
+            max_requests=settings.max_requests_per_connection,
+            max_age_s=settings.max_connection_seconds,
+        )

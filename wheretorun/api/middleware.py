@@ -513,33 +513,37 @@ def _with_retry_after(send: Send) -> Send:
 
 
 class KeepAliveLimitMiddleware:
-    """After `max_requests` responses on one keep-alive connection, the next one says
-    `Connection: close` (nginx's `keepalive_requests`, Envoy's `max_requests_per_connection`).
+    """A response says `Connection: close` once its keep-alive connection has served
+    `max_requests` requests or is `max_age_s` old (nginx's `keepalive_requests` and
+    `keepalive_time`, Envoy's `max_requests_per_connection` and `max_connection_duration`).
 
     uvicorn's workers share one listening socket, and a worker that wakes accepts every
     connection waiting; a connection then stays with its worker for its life. Clients that keep
     their connections (a planning tool's pool, a load balancer) can so land all on one worker
-    while the other idles: `bench/load_test.py` measured estimates at 923 requests/s with all 32
-    connections on one worker and 1,784 with both serving (2026-12-04). A closed connection comes
-    back as a new one, accepted by whichever worker is waiting for work, so the load evens out.
+    while the other idles: `bench/load_test.py` (2026-12-04, 32 connections, 2 workers) measured
+    estimates at 923 requests/s with every connection on one worker and 1,784 with both serving,
+    and recommendations at 98 requests/s with one worker doing all the work. A closed connection
+    comes back as a new one, accepted by whichever worker is waiting for work, so the load evens
+    out within about `max_age_s`.
 
-    Connections are told apart by the client's address and port (`scope["client"]`); the counts
-    of the `_MAX_TRACKED` most recent connections are kept.
+    Connections are told apart by the client's address and port (`scope["client"]`); those of
+    the `_MAX_TRACKED` most recent connections are kept.
     """
 
     _MAX_TRACKED = 4096
 
-    def __init__(self, app: ASGIApp, max_requests: int) -> None:
+    def __init__(self, app: ASGIApp, max_requests: int, max_age_s: float) -> None:
         self.app = app
         self.max_requests = max_requests
-        self._served: OrderedDict[tuple[str, int], int] = OrderedDict()
+        self.max_age_s = max_age_s
+        self._connections: OrderedDict[tuple[str, int], tuple[int, float]] = OrderedDict()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         client = scope.get("client")
         if scope["type"] != "http" or client is None or scope.get("http_version") != "1.1":
             await self.app(scope, receive, send)
             return
-        if not self._counts_to_limit(tuple(client)):
+        if not self._is_last_request(tuple(client)):
             await self.app(scope, receive, send)
             return
 
@@ -550,12 +554,13 @@ class KeepAliveLimitMiddleware:
 
         await self.app(scope, receive, send_closing)
 
-    def _counts_to_limit(self, client: tuple[str, int]) -> bool:
-        """Count one more request on `client`'s connection; True when it is the last one."""
-        served = self._served.pop(client, 0) + 1
-        if served >= self.max_requests:
+    def _is_last_request(self, client: tuple[str, int]) -> bool:
+        """Count one more request on `client`'s connection; True when it is to be its last."""
+        now = time.monotonic()
+        served, since = self._connections.pop(client, (0, now))
+        if served + 1 >= self.max_requests or now - since >= self.max_age_s:
             return True
-        self._served[client] = served
-        while len(self._served) > self._MAX_TRACKED:
-            self._served.popitem(last=False)
+        self._connections[client] = (served + 1, since)
+        while len(self._connections) > self._MAX_TRACKED:
+            self._connections.popitem(last=False)
         return False
