@@ -99,11 +99,27 @@ def _free_port() -> int:
         return port
 
 
+def worker_cpu_seconds(server_pid: int) -> dict[int, float]:
+    """CPU seconds (user + system) used so far by each child process of `server_pid` (Linux
+    /proc): how evenly the uvicorn workers shared the load."""
+    clock_ticks = os.sysconf("SC_CLK_TCK")
+    seconds: dict[int, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the process ended meanwhile
+        if int(fields[1]) == server_pid:  # fields[1]: the parent's pid
+            seconds[int(stat.parent.name)] = (int(fields[11]) + int(fields[12])) / clock_ticks
+    return seconds
+
+
 @contextmanager
 def uvicorn_server(
     app: str, workers: int, env: dict[str, str], log: Path, factory: bool = False
-) -> Iterator[str]:
-    """Start uvicorn on 127.0.0.1:<free port>; yield its base URL once /readyz answers; kill it."""
+) -> Iterator[tuple[str, int]]:
+    """Start uvicorn on 127.0.0.1:<free port>; yield its base URL and process id once /readyz
+    answers; kill it."""
     port = _free_port()
     command = [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port)]
     command += ["--workers", str(workers), "--app-dir", str(ROOT)] + (["--factory"] if factory else [])
@@ -125,7 +141,7 @@ def uvicorn_server(
             if time.monotonic() > deadline:
                 raise RuntimeError(f"uvicorn not ready after 120 s; see {log}")
             time.sleep(0.2)
-        yield base
+        yield base, server.pid
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGTERM)  # the supervisor and its workers
@@ -264,7 +280,8 @@ def main() -> None:
         results: dict[str, Result | WrkResult] = {}
         for name, app, factory, path, payload in runs:
             log = Path(workdir) / f"{name.split()[0]}.log"
-            with uvicorn_server(app, args.workers, env, log, factory=factory) as base:
+            with uvicorn_server(app, args.workers, env, log, factory=factory) as (base, pid):
+                before = worker_cpu_seconds(pid)
                 if args.generator == "wrk":
                     results[name] = drive_wrk(
                         base, path, payload, args.seconds, args.concurrency, Path(workdir)
@@ -273,7 +290,11 @@ def main() -> None:
                     results[name] = asyncio.run(
                         drive(base, path, payload, args.seconds, args.concurrency, args.max_requests)
                     )
+                after = worker_cpu_seconds(pid)
+                used = sorted((after[child] - before.get(child, 0.0) for child in after), reverse=True)
             print(results[name].line(name), flush=True)
+            shares = ", ".join(f"{seconds:.1f}" for seconds in used if seconds >= 0.05)
+            print(f"{'':17}CPU seconds of each worker (warm-up included): {shares}", flush=True)
     bare = results["bare FastAPI"]
     for name in ("estimate", "recommendation"):
         print(f"{name}: {results[name].rate / bare.rate:.1%} of the bare endpoint's requests/s")

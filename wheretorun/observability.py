@@ -96,6 +96,7 @@ class Metrics:
             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
             registry=self.registry,
         )
+        self._series: dict[tuple[str, str, int], tuple[Any, Any]] = {}  # (count, latency) by labels
         self.candidates_evaluated = Histogram(
             "wheretorun_recommendation_candidates_evaluated",
             "Candidates (offers x pricing modes, hosted prices, owned servers, ...) evaluated per "
@@ -119,6 +120,17 @@ class Metrics:
             "Responses replayed for a repeated Idempotency-Key.",
             registry=self.registry,
         )
+
+    def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
+        """Count one answered request and its duration. The labelled series are looked up once
+        per (method, route template, status): `labels()` costs a few microseconds a call."""
+        key = (method, route, status)
+        series = self._series.get(key)
+        if series is None:
+            labels = {"method": method, "route": route, "status": str(status)}
+            series = self._series[key] = (self.requests.labels(**labels), self.latency.labels(**labels))
+        series[0].inc()
+        series[1].observe(seconds)
 
     def exposition(self) -> tuple[bytes, str]:
         """The text exposition format and its content type."""

