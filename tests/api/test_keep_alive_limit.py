@@ -120,13 +120,13 @@ async def test_requests_it_cannot_tell_apart_or_that_are_not_http_1_1_pass(
 
 @pytest.mark.anyio
 async def test_the_first_request_after_the_connection_is_old_says_close() -> None:
-    app = KeepAliveLimitMiddleware(_Recorder(), max_requests=100, max_age_s=0.2)
+    app = KeepAliveLimitMiddleware(_Recorder(), max_requests=100, max_age_s=0.5)
     old, young = ("10.0.0.1", 5000), ("10.0.0.2", 5000)
     assert _connection_header(await _call(app, old)) == []
-    await asyncio.sleep(0.15)
+    await asyncio.sleep(0.3)
     assert _connection_header(await _call(app, young)) == []
     assert _connection_header(await _call(app, old)) == []
-    await asyncio.sleep(0.1)  # `old` is 0.25 s old, `young` 0.1 s
+    await asyncio.sleep(0.3)  # `old` is 0.6 s old, `young` 0.3 s
     assert _connection_header(await _call(app, old)) == [b"close"]
     assert _connection_header(await _call(app, young)) == []
     assert _connection_header(await _call(app, old)) == []  # the connection opened next is new
