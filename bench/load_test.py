@@ -30,6 +30,7 @@ import re
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -217,14 +218,12 @@ def _milliseconds(text: str) -> float:
 def drive_wrk(
     base: str, path: str, body: dict[str, Any], seconds: float, concurrency: int, workdir: Path
 ) -> WrkResult:
-    """`wrk` posting `body` on `concurrency` connections from 2 threads for `seconds`, after a
-    5-second warm-up run (every worker builds its catalog snapshot and fills its memos first)."""
-    script = workdir / "post.lua"
-    script.write_text(_WRK_SCRIPT.format(body=json.dumps(body)), encoding="utf-8")
-    command = ["wrk", "-t2", f"-c{concurrency}", "--latency", "-s", str(script), base + path]
-    subprocess.run([*command[:-1], "-d5s", command[-1]], check=True, capture_output=True)
+    """`wrk` posting `body` on `concurrency` new connections from 2 threads for `seconds`."""
     report = subprocess.run(
-        [*command[:-1], f"-d{seconds:g}s", command[-1]], check=True, capture_output=True, text=True
+        _wrk_command(base, path, body, seconds, concurrency, workdir),
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     percentiles = dict(re.findall(r"^\s+(50|99)(?:\.0+)?%\s+(\S+)\s*$", report, re.MULTILINE))
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", report)
@@ -239,12 +238,33 @@ def drive_wrk(
     )
 
 
+def _wrk_command(
+    base: str, path: str, body: dict[str, Any], seconds: float, concurrency: int, workdir: Path
+) -> list[str]:
+    script = workdir / "post.lua"
+    script.write_text(_WRK_SCRIPT.format(body=json.dumps(body)), encoding="utf-8")
+    return ["wrk", "-t2", f"-c{concurrency}", f"-d{seconds:g}s", "--latency", "-s", str(script), base + path]
+
+
+def warm_up(
+    base: str, path: str, body: dict[str, Any], concurrency: int, workdir: Path, generator: str
+) -> None:
+    """5 s of load, not counted: every worker builds its catalog snapshot and fills its memos."""
+    if generator == "wrk":
+        subprocess.run(
+            _wrk_command(base, path, body, 5, concurrency, workdir), check=True, capture_output=True
+        )
+    else:
+        asyncio.run(drive(base, path, body, 5, concurrency, 1_000_000))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--seconds", type=float, default=60.0, help="Duration of each run.")
     parser.add_argument("--concurrency", type=int, default=32, help="Requests in flight.")
+    parser.add_argument("--runs", type=int, default=3, help="Measured runs per endpoint, after one warm-up.")
     parser.add_argument("--workers", type=int, default=2, help="uvicorn worker processes.")
     parser.add_argument(
         "--max-requests", type=int, default=1_000_000, help="Stop a run after this many (httpx only)."
@@ -277,28 +297,44 @@ def main() -> None:
             ("estimate", "wheretorun.api.app:create_app", True, ESTIMATE_PATH, ESTIMATE),
             ("bare FastAPI", "bench.load_test:bare_app", False, PATH, body),
         ]
-        results: dict[str, Result | WrkResult] = {}
+        results: dict[str, list[Result | WrkResult]] = {}
         for name, app, factory, path, payload in runs:
             log = Path(workdir) / f"{name.split()[0]}.log"
             with uvicorn_server(app, args.workers, env, log, factory=factory) as (base, pid):
-                before = worker_cpu_seconds(pid)
-                if args.generator == "wrk":
-                    results[name] = drive_wrk(
-                        base, path, payload, args.seconds, args.concurrency, Path(workdir)
-                    )
-                else:
-                    results[name] = asyncio.run(
-                        drive(base, path, payload, args.seconds, args.concurrency, args.max_requests)
-                    )
-                after = worker_cpu_seconds(pid)
-                used = sorted((after[child] - before.get(child, 0.0) for child in after), reverse=True)
-            print(results[name].line(name), flush=True)
-            shares = ", ".join(f"{seconds:.1f}" for seconds in used if seconds >= 0.05)
-            print(f"{'':17}CPU seconds of each worker (warm-up included): {shares}", flush=True)
-    bare = results["bare FastAPI"]
-    for name in ("estimate", "recommendation"):
-        print(f"{name}: {results[name].rate / bare.rate:.1%} of the bare endpoint's requests/s")
+                warm_up(base, path, payload, args.concurrency, Path(workdir), args.generator)
+                results[name] = []
+                for _ in range(args.runs):
+                    before = worker_cpu_seconds(pid)
+                    if args.generator == "wrk":
+                        result: Result | WrkResult = drive_wrk(
+                            base, path, payload, args.seconds, args.concurrency, Path(workdir)
+                        )
+                    else:
+                        result = asyncio.run(
+                            drive(base, path, payload, args.seconds, args.concurrency, args.max_requests)
+                        )
+                    after = worker_cpu_seconds(pid)
+                    used = sorted((after[child] - before.get(child, 0.0) for child in after), reverse=True)
+                    shares = "/".join(f"{seconds:.1f}" for seconds in used if seconds >= 0.05)
+                    print(f"{result.line(name)}   worker CPU s {shares}", flush=True)
+                    results[name].append(result)
+    _print_shares(results)
     print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+
+
+def _print_shares(results: dict[str, list[Result | WrkResult]]) -> None:
+    """Each endpoint's best and median run as a share of the bare endpoint's best and median.
+
+    The best run is the server's capacity: a run can land every connection on one worker (its
+    CPU seconds show it), for the bare endpoint too, and then measures one worker."""
+    rates = {name: sorted(run.rate for run in runs) for name, runs in results.items()}
+    bare = rates["bare FastAPI"]
+    for name in ("estimate", "recommendation"):
+        best, median = rates[name][-1], statistics.median(rates[name])
+        print(
+            f"{name}: best {best:.1f} req/s = {best / bare[-1]:.1%} of the bare endpoint's best "
+            f"({bare[-1]:.1f}); median {median:.1f} = {median / statistics.median(bare):.1%} of its median"
+        )
 
 
 if __name__ == "__main__":

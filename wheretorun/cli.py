@@ -52,8 +52,13 @@ def serve(
     engine.dispose()
     bind_host, bind_port = host or settings.host, port or settings.port
     console.print(f"serving on http://{bind_host}:{bind_port}  (docs at /docs)")
-    uvicorn.run(
-        "wheretorun.api.app:create_app", factory=True, host=bind_host, port=bind_port, workers=workers
+    uvicorn.run(  # the app writes its own access log (JSON, with request ids): no second line
+        "wheretorun.api.app:create_app",
+        factory=True,
+        host=bind_host,
+        port=bind_port,
+        workers=workers,
+        access_log=False,
     )
 
 

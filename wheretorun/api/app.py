@@ -29,7 +29,7 @@ from wheretorun.api.page import mount_page
 from wheretorun.api.routers import admin, catalog, estimates, health, recommendations, scenarios
 from wheretorun.db import create_db_engine, make_session_factory
 from wheretorun.idempotency import IdempotencyStore, RedisIdempotencyStore, SqlIdempotencyStore
-from wheretorun.observability import Metrics, configure_logging
+from wheretorun.observability import Metrics, configure_logging, silence_server_access_log
 from wheretorun.pricing.bootstrap import prepare_database
 from wheretorun.pricing.snapshot import SnapshotCache
 from wheretorun.ratelimit import CounterStore, RateLimiter, RedisCounters, SqlCounters
@@ -81,6 +81,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     owns_engine = engine is None
     engine = engine or create_db_engine(settings.resolved_database_url())
     configure_logging(settings.log_format, settings.log_level)
+    silence_server_access_log()
     redis_client = _redis(settings)
 
     @asynccontextmanager
