@@ -462,9 +462,7 @@ class ConcurrencyLimitMiddleware:
         if self._slots is None:
             self._slots = anyio.Semaphore(self.limit)
         slots = self._slots
-        with anyio.move_on_after(self.max_wait_s) as waited:
-            await slots.acquire()
-        if waited.cancelled_caught:
+        if not await self._took_slot(slots):
             busy = Unavailable(f"busy: every slot was taken for {self.max_wait_s:g} s; retry shortly")
             await _send_error(scope, receive, _with_retry_after(send), busy)
             return
@@ -488,6 +486,19 @@ class ConcurrencyLimitMiddleware:
             await self.app(scope, replay, send_and_give_back)
         finally:
             give_back()
+
+
+    async def _took_slot(self, slots: anyio.Semaphore) -> bool:
+        """Take a free slot at once, else wait for one up to `max_wait_s` (False: none came). The
+        cancel scope of the wait is made only when there is one (~20 us a request otherwise)."""
+        try:
+            slots.acquire_nowait()
+            return True
+        except anyio.WouldBlock:
+            pass
+        with anyio.move_on_after(self.max_wait_s) as waited:
+            await slots.acquire()
+        return not waited.cancelled_caught
 
 
 async def _whole_body(receive: Receive) -> list[Message]:
