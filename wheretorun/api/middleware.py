@@ -238,10 +238,9 @@ class BodySizeLimitMiddleware:
         if limit is None:
             await self.app(scope, receive, send)
             return
-        error = PayloadTooLarge("the request body", limit)
         declared = Headers(scope=scope).get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
-            await _send_error(scope, receive, send, error)
+            await _send_error(scope, receive, send, PayloadTooLarge("the request body", limit))
             return
         received = 0
         exceeded = False
@@ -254,7 +253,7 @@ class BodySizeLimitMiddleware:
                 received += len(message.get("body", b""))
                 if received > limit:
                     exceeded = True
-                    raise error
+                    raise PayloadTooLarge("the request body", limit)
             return message
 
         async def guarded_send(message: Message) -> None:
@@ -271,7 +270,7 @@ class BodySizeLimitMiddleware:
             if not exceeded or app_started:
                 raise
         if exceeded and not app_started:
-            await _send_error(scope, receive, send, error)
+            await _send_error(scope, receive, send, PayloadTooLarge("the request body", limit))
 
 
 # --- 4. idempotency --------------------------------------------------------------------------------
@@ -310,7 +309,7 @@ class IdempotencyMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         route = self.routes.get((scope.get("method", ""), scope.get("path", "")))
-        header = Headers(scope=scope).get("idempotency-key") if scope["type"] == "http" else None
+        header = Headers(scope=scope).get("idempotency-key") if route and scope["type"] == "http" else None
         if route is None or header is None:
             await self.app(scope, receive, send)
             return
@@ -486,7 +485,6 @@ class ConcurrencyLimitMiddleware:
             await self.app(scope, replay, send_and_give_back)
         finally:
             give_back()
-
 
     async def _took_slot(self, slots: anyio.Semaphore) -> bool:
         """Take a free slot at once, else wait for one up to `max_wait_s` (False: none came). The

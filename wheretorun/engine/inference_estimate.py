@@ -71,7 +71,10 @@ _MAX_QUEUE_UTILISATION = 0.95  # keeps the M/D/1 wait finite when prefills nearl
 
 
 def _arr(value: float) -> Array:
-    return np.asarray(value, dtype=np.float64)
+    """`value` as a float64 the roofline formulas broadcast. A numpy scalar, not a 0-d array: the
+    same IEEE arithmetic (the same answers), at a sixth of the cost per operation (~100 ns against
+    ~600 ns), which is most of an estimate's (173 -> 124 us, 2026-12-04)."""
+    return np.float64(value)  # type: ignore[return-value]  # a scalar broadcasts as a 0-d array does
 
 
 class Bound(StrEnum):
