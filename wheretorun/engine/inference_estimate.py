@@ -38,6 +38,7 @@ from wheretorun.engine.roofline import (
     Deployment,
     PassCost,
     decode_pass,
+    float64s,
     pipelined_prefill_seconds,
     prefill_pass,
 )
@@ -180,7 +181,7 @@ def kv_replication(model: ModelArchitecture, tp: npt.ArrayLike) -> Array:
     KV heads are split across ranks; with fewer KV heads than ranks each head is replicated
     (tp / kv_heads copies). An MLA latent has no heads to split and sits on every rank.
     """
-    ranks = np.asarray(tp, dtype=np.float64)
+    ranks = float64s(tp)
     if model.attention == AttentionKind.MLA:
         return ranks
     return np.maximum(1.0, ranks / model.kv_heads)
@@ -207,7 +208,7 @@ def activation_bytes(
     tokens = np.maximum(np.minimum(input_tokens, chunk_tokens), concurrency)
     per_token = (2.0 * model.hidden_size * tp + _mlp_width_per_token(model)) * _ACTIVATION_BYTES
     logits = concurrency * model.vocab_size * _LOGIT_BYTES
-    return np.asarray(tokens * per_token + logits, dtype=np.float64)
+    return float64s(tokens * per_token + logits)
 
 
 def available_bytes(
@@ -421,7 +422,7 @@ def queueing_latencies(
     cycle_s = prefill_s + output_tokens * tpot_s
     rho = np.minimum((batch - 1.0) * prefill_s / cycle_s, _MAX_QUEUE_UTILISATION)
     ttft_s = prefill_s * (1.0 + rho / (2.0 * (1.0 - rho)))
-    return np.asarray(tpot_s, dtype=np.float64), np.asarray(ttft_s, dtype=np.float64)
+    return float64s(tpot_s), float64s(ttft_s)
 
 
 def _bound(step: PassCost) -> tuple[Bound, str]:

@@ -25,6 +25,7 @@ from wheretorun.engine.precision import (
     kv_bytes_per_element,
     uniform_format,
 )
+from wheretorun.engine.roofline import float64s
 from wheretorun.engine.specs import AttentionKind, ModelArchitecture
 
 __all__ = [
@@ -153,11 +154,11 @@ def kv_cache_bytes_per_token(model: ModelArchitecture, kv_precision: Precision) 
 def kv_tokens_held(model: ModelArchitecture, context_tokens: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Token-layers held in cache at a context length: full layers hold all tokens,
     sliding-window layers at most the window. Returns layers-equivalent x tokens."""
-    context = np.asarray(context_tokens, dtype=np.float64)
+    context = float64s(context_tokens)
     window_layers = model.sliding_window_layers
     full_layers = model.layers - window_layers
     window = float(model.sliding_window or 0)
-    return np.asarray(full_layers * context + window_layers * np.minimum(context, window), dtype=np.float64)
+    return float64s(full_layers * context + window_layers * np.minimum(context, window))
 
 
 def kv_cache_bytes_per_sequence(
@@ -165,4 +166,4 @@ def kv_cache_bytes_per_sequence(
 ) -> npt.NDArray[np.float64]:
     """Bytes of KV cache one sequence holds at `context_tokens` (input + generated so far)."""
     per_token_layer = model.cached_elements_per_layer * kv_bytes_per_element(kv_precision)
-    return np.asarray(per_token_layer * kv_tokens_held(model, context_tokens), dtype=np.float64)
+    return float64s(per_token_layer * kv_tokens_held(model, context_tokens))
