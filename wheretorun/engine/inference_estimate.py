@@ -39,6 +39,7 @@ from wheretorun.engine.roofline import (
     PassCost,
     decode_pass,
     float64s,
+    nan_to_num,
     pipelined_prefill_seconds,
     prefill_pass,
 )
@@ -417,7 +418,7 @@ def queueing_latencies(
     (Pollaczek-Khinchine formula, deterministic service time T = prefill), rho being the share of
     time spent on other requests' prefills (capped at 0.95).
     """
-    known_prefill_s = np.nan_to_num(prefill_s)  # unknown prefill (no compute peak): no interference
+    known_prefill_s = nan_to_num(prefill_s)  # unknown prefill (no compute peak): no interference
     tpot_s = step_s + (batch - 1.0) * known_prefill_s / output_tokens
     cycle_s = prefill_s + output_tokens * tpot_s
     rho = np.minimum((batch - 1.0) * prefill_s / cycle_s, _MAX_QUEUE_UTILISATION)
@@ -427,7 +428,7 @@ def queueing_latencies(
 
 def _bound(step: PassCost) -> tuple[Bound, str]:
     memory_s = float(step.memory_s)
-    compute_s = float(np.nan_to_num(step.compute_s))
+    compute_s = float(nan_to_num(step.compute_s))
     interconnect_s = float(step.interconnect_s)
     parts = {Bound.MEMORY_BANDWIDTH: memory_s, Bound.COMPUTE: compute_s, Bound.INTERCONNECT: interconnect_s}
     bound = max(parts, key=lambda key: parts[key])
