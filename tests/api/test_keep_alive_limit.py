@@ -109,7 +109,10 @@ async def test_the_body_passes_and_an_own_connection_header_is_replaced() -> Non
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize(("client", "http_version"), [(None, "1.1"), (("10.0.0.1", 5000), "2")])
+@pytest.mark.parametrize(
+    ("client", "http_version"),
+    [(None, "1.1"), (("10.0.0.1", 5000), "2"), (("10.0.0.1", 0), "1.1")],  # port 0: set by a proxy
+)
 async def test_requests_it_cannot_tell_apart_or_that_are_not_http_1_1_pass(
     client: tuple[str, int] | None, http_version: str
 ) -> None:

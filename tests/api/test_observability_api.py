@@ -81,6 +81,8 @@ def test_one_json_log_line_per_request(seeded_engine: Engine, session_factory: s
         "message": "request",
         "method": "GET",
         "path": "/v1/admin/imports/{import_id}",
+        "target": "/v1/admin/imports/999999",
+        "client": missing["client"],
         "status": 404,
         "duration_ms": missing["duration_ms"],
         "request_id": ok.headers["x-request-id"],
@@ -89,6 +91,9 @@ def test_one_json_log_line_per_request(seeded_engine: Engine, session_factory: s
     assert isinstance(missing["duration_ms"], float)
     assert missing["duration_ms"] > 0
     assert (page["path"], page["status"], page["api_key_id"]) == ("/v1/accelerators", 200, None)
+    assert page["target"] == "/v1/accelerators?vendor=NVIDIA"
+    assert isinstance(page["client"], str)
+    assert page["client"]
     assert page["request_id"] == listed.headers["x-request-id"]
 
 

@@ -26,6 +26,7 @@ from wheretorun.pricing.models import CatalogVersion
 from wheretorun.pricing.overrides import OverrideSpec, create_override
 from wheretorun.pricing.snapshot import (
     CatalogKey,
+    NotInMemory,
     SnapshotCache,
     load_accelerator_spec,
     load_model_architecture,
@@ -316,3 +317,26 @@ def test_a_session_bound_to_a_connection_never_has_specs_in_memory(sqlite_file_e
                 cache.specs(session).accelerator_spec(session, "H100", "body.accelerator")
             with Session(bind=connection) as session:
                 assert cache.specs_in_memory(session) is None
+
+
+def test_specs_in_memory_only_never_ask_the_database(
+    sessions: sessionmaker[Session], statements: list[str]
+) -> None:
+    """The view the event loop computes with: what is remembered is read, anything else raises
+    `NotInMemory` without a statement (a name evicted or never asked between the check and the
+    use would otherwise be a blocking query on the event loop)."""
+    cache = SnapshotCache()
+    with sessions() as session:
+        spec = cache.specs(session).accelerator_spec(session, "H100", "body.accelerator")
+    statements.clear()
+    with sessions() as session:
+        specs = cache.specs_in_memory(session)
+        assert specs is not None
+        view = specs.in_memory_only()
+        assert view.accelerator_spec(session, "H100", "body.accelerator") is spec
+        with pytest.raises(NotInMemory):
+            view.accelerator_spec(session, "A100-80GB", "body.accelerator")
+        with pytest.raises(NotInMemory):
+            view.model_architecture(session, "llama-3.1-8b", "body.model")
+    assert statements == []
+    assert not specs.remembers("accelerator", "A100-80GB")

@@ -51,15 +51,77 @@ def _write_through(engine: Engine, body: str) -> None:
         connection.execute(text("INSERT INTO notes (body) VALUES (:body)"), {"body": body})
 
 
-def test_an_sqlite_file_has_one_counter_per_process(engine: Engine, database: Path) -> None:
+def test_an_engine_has_one_counter_and_another_engine_on_the_file_sees_the_same_commits(
+    engine: Engine, database: Path
+) -> None:
     counter = commit_counter_for(engine)
     assert counter is not None
     assert commit_counter_for(engine) is counter
     other = create_db_engine(f"sqlite:///{database}")
     try:
-        assert commit_counter_for(other) is counter  # by the file, not by the engine
+        other_counter = commit_counter_for(other)
+        assert other_counter is not None
+        assert other_counter is not counter
+        before, other_before = counter.value(), other_counter.value()
+        _write_through(engine, "seen by both")
+        assert counter.value() != before
+        assert other_counter.value() != other_before
     finally:
         other.dispose()
+
+
+def test_a_database_file_replaced_at_its_path_reads_as_a_change(engine: Engine, database: Path) -> None:
+    """A file re-created at the same path (a re-seed, a restore by `mv`): the counter reopens it
+    instead of watching the deleted file for ever."""
+    counter = commit_counter_for(engine)
+    assert counter is not None
+    before = counter.value()
+    assert before is not None
+    replacement = database.with_name("replacement.db")
+    with closing(sqlite3.connect(replacement)) as writer:
+        writer.execute("PRAGMA journal_mode=WAL")
+        writer.execute("CREATE TABLE notes (body TEXT)")
+        writer.commit()
+    replacement.replace(database)
+    after = counter.value()
+    assert after is not None
+    assert after != before
+    assert counter.value() == after  # and steady again while nothing is committed
+
+
+def test_a_relative_url_counts_the_file_its_engine_opens(
+    database: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The counter opens the path SQLite reports for the engine's connections, not the URL's text
+    read against whatever the working directory is later."""
+    monkeypatch.chdir(database.parent)
+    relative = create_db_engine("sqlite:///counted.db")
+    try:
+        with relative.connect():
+            pass  # the engine's connections open ./counted.db as it was when made
+        monkeypatch.chdir(tmp_path.parent)  # where no counted.db is
+        counter = commit_counter_for(relative)
+        assert counter is not None
+        before = counter.value()
+        assert before is not None
+        _write_through(relative, "through the relative engine")
+        assert counter.value() != before
+    finally:
+        relative.dispose()
+
+
+def test_no_counter_value_outside_wal_mode(tmp_path: Path) -> None:
+    """In a rollback-journal database reading the counter could wait behind a writer: it says
+    "unknown" (None), and callers ask the database."""
+    path = tmp_path / "journal.db"
+    with closing(sqlite3.connect(path)) as writer:
+        writer.execute("CREATE TABLE notes (body TEXT)")
+        writer.commit()
+    assert CommitCounter(str(path)).value() is None
+
+
+def test_a_missing_file_reads_as_unknown(tmp_path: Path) -> None:
+    assert CommitCounter(str(tmp_path / "gone.db")).value() is None
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """Estimates by catalog names, answered from memory once their specs are remembered for the
-catalog's current state (`answerable_from_memory`: no SQL, no worker thread), give the answer the
+catalog's current state (`estimate_*_from_memory`: no SQL, no worker thread), give the answer the
 database path gives, also after an override, an import or a new catalog version was committed.
 
 The app is the server's: its sessions bound to an engine over an SQLite file of the test's own
@@ -29,7 +29,7 @@ from wheretorun.pricing.imports import ImportSpec, import_content
 from wheretorun.pricing.models import CatalogVersion
 from wheretorun.pricing.overrides import OverrideSpec, create_override
 from wheretorun.services.estimate_schemas import InferenceEstimateCreate
-from wheretorun.services.estimates import answerable_from_memory
+from wheretorun.services.estimates import estimate_inference_from_memory
 from wheretorun.settings import Settings
 
 INFERENCE = {"model": "llama-3.1-8b", "accelerator": "H100", "concurrency": 8}
@@ -117,7 +117,10 @@ def cold_answer(sqlite_file_url: str, kind: str, body: dict[str, Any]) -> dict[s
 
 def answerable(served: Served, body: dict[str, Any]) -> bool:
     with served.app.state.session_factory() as session:
-        return answerable_from_memory(session, served.app.state.snapshots, InferenceEstimateCreate(**body))
+        answer = estimate_inference_from_memory(
+            session, InferenceEstimateCreate(**body), served.app.state.snapshots
+        )
+        return answer is not None
 
 
 @pytest.mark.parametrize(("kind", "body"), [("inference", INFERENCE), ("training", TRAINING)])

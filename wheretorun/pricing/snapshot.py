@@ -48,6 +48,7 @@ from wheretorun.pricing.sources.precisions import precision_support_table
 __all__ = [
     "CatalogKey",
     "CatalogSpecs",
+    "NotInMemory",
     "accelerator_spec",
     "SnapshotCache",
     "build_snapshot",
@@ -364,7 +365,7 @@ class SnapshotCache:
         self._entries: OrderedDict[CatalogKey, CatalogSnapshot] = OrderedDict()
         self._lock = threading.Lock()
         self._builds: dict[CatalogKey, _Build] = {}  # the builds under way, by key
-        self._checked_now: tuple[int, str, CatalogKey] | None = None  # (commit count, day, key)
+        self._checked_now: tuple[tuple[int, int], str, CatalogKey] | None = None  # (commits, day, key)
         self._specs: CatalogSpecs | None = None
 
     def get(self, session: Session, as_of: dt.datetime | None = None) -> CatalogSnapshot:
@@ -402,7 +403,7 @@ class SnapshotCache:
             self._checked_now = (commits, moment, key)
         return key
 
-    def _known_now(self, commits: int | None, moment: str) -> CatalogKey | None:
+    def _known_now(self, commits: tuple[int, int] | None, moment: str) -> CatalogKey | None:
         """The key checked last, if nothing was committed since and the day is the same."""
         checked = self._checked_now
         if commits is not None and checked is not None and checked[:2] == (commits, moment):
@@ -476,15 +477,27 @@ class SnapshotCache:
         return snapshot
 
 
+class NotInMemory(Exception):
+    """A catalog spec that `CatalogSpecs.in_memory_only()` was asked for and does not hold."""
+
+
 class CatalogSpecs:
     """Engine specs of catalog models and accelerators looked up by name in one catalog state
     (`key`), each looked up once. A lookup that fails (an unknown name, a row the engine cannot
     use) is not remembered: it raises each time."""
 
-    def __init__(self, key: CatalogKey) -> None:
+    def __init__(self, key: CatalogKey, *, loads: bool = True) -> None:
         self.key = key
+        self.loads = loads
         self._values: dict[tuple[str, str], Any] = {}  # a ModelArchitecture or AcceleratorSpec
         self._lock = threading.Lock()
+
+    def in_memory_only(self) -> CatalogSpecs:
+        """These specs, read without ever asking the database: a name not in memory raises
+        `NotInMemory` instead (for answers computed on the event loop)."""
+        view = CatalogSpecs(self.key, loads=False)
+        view._values, view._lock = self._values, self._lock
+        return view
 
     def model_architecture(self, session: Session, model_id: str, field: str) -> ModelArchitecture:
         """`load_model_architecture`, remembered."""
@@ -506,6 +519,8 @@ class CatalogSpecs:
         with self._lock:
             value = self._values.get(ref)
         if value is None:
+            if not self.loads:
+                raise NotInMemory(ref)
             value = load()
             with self._lock:
                 if len(self._values) >= _MAX_REMEMBERED_SPECS:

@@ -12,13 +12,13 @@ decode alone would be wrong, so none is given.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal
+from typing import Any
 
 from sqlalchemy.orm import Session
 
 from wheretorun import engine
 from wheretorun.errors import InvalidInput, NotFound
-from wheretorun.pricing.snapshot import CatalogSpecs, SnapshotCache
+from wheretorun.pricing.snapshot import CatalogSpecs, NotInMemory, SnapshotCache
 from wheretorun.pricing.sources.precisions import precision_support_table
 from wheretorun.services.engine_call import engine_call
 from wheretorun.services.estimate_schemas import (
@@ -31,30 +31,13 @@ from wheretorun.services.estimate_schemas import (
 )
 
 __all__ = [
-    "answerable_from_memory",
     "estimate_inference",
+    "estimate_inference_from_memory",
     "estimate_training",
+    "estimate_training_from_memory",
     "resolve_accelerator",
     "resolve_model",
 ]
-
-
-def answerable_from_memory(
-    session: Session, snapshots: SnapshotCache, request: InferenceEstimateCreate | TrainingEstimateCreate
-) -> bool:
-    """Whether the estimate needs no database read: the catalog's state is known without asking
-    and every catalog name the request uses is remembered for it. Such an estimate is a fraction
-    of a millisecond of arithmetic."""
-    specs = snapshots.specs_in_memory(session)
-    if specs is None:
-        return False
-    names: list[tuple[Literal["model", "accelerator"], object]] = [
-        ("model", request.model),
-        ("accelerator", request.accelerator),
-    ]
-    if isinstance(request, InferenceEstimateCreate) and request.speculative is not None:
-        names.append(("model", request.speculative.draft_model))
-    return all(specs.remembers(kind, name) for kind, name in names if isinstance(name, str))
 
 
 def resolve_model(
@@ -95,7 +78,40 @@ def _precision(value: str, field: str) -> engine.Precision:
 def estimate_inference(
     session: Session, request: InferenceEstimateCreate, snapshots: SnapshotCache
 ) -> InferenceEstimateRead:
-    catalog = snapshots.specs(session)
+    return _inference(session, request, snapshots.specs(session))
+
+
+def estimate_inference_from_memory(
+    session: Session, request: InferenceEstimateCreate, snapshots: SnapshotCache
+) -> InferenceEstimateRead | None:
+    """The estimate, when it needs no database read (the catalog's state is known without asking
+    and every catalog name in the request is in memory for it), else None. Such an estimate is a
+    fraction of a millisecond of arithmetic; the API answers it on the event loop."""
+    specs = snapshots.specs_in_memory(session)
+    if specs is None:
+        return None
+    try:
+        return _inference(session, request, specs.in_memory_only())
+    except NotInMemory:
+        return None
+
+
+def estimate_training_from_memory(
+    session: Session, request: TrainingEstimateCreate, snapshots: SnapshotCache
+) -> TrainingEstimateRead | None:
+    """`estimate_inference_from_memory`, for training."""
+    specs = snapshots.specs_in_memory(session)
+    if specs is None:
+        return None
+    try:
+        return _training(session, request, specs.in_memory_only())
+    except NotInMemory:
+        return None
+
+
+def _inference(
+    session: Session, request: InferenceEstimateCreate, catalog: CatalogSpecs
+) -> InferenceEstimateRead:
     model = resolve_model(session, catalog, request.model, "body.model")
     accelerator = resolve_accelerator(session, catalog, request.accelerator, "body.accelerator")
     speculative = None
@@ -150,7 +166,12 @@ def _require_compute_peak(accelerator: engine.AcceleratorSpec, precision: engine
 def estimate_training(
     session: Session, request: TrainingEstimateCreate, snapshots: SnapshotCache
 ) -> TrainingEstimateRead:
-    catalog = snapshots.specs(session)
+    return _training(session, request, snapshots.specs(session))
+
+
+def _training(
+    session: Session, request: TrainingEstimateCreate, catalog: CatalogSpecs
+) -> TrainingEstimateRead:
     model = resolve_model(session, catalog, request.model, "body.model")
     accelerator = resolve_accelerator(session, catalog, request.accelerator, "body.accelerator")
     fields = request.model_dump(exclude={"model", "accelerator"})

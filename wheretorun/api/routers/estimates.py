@@ -1,6 +1,6 @@
 """`/v1/estimates`: memory, speed and training time of a model on an accelerator.
 
-The handlers are `async`: an estimate that needs no database read (`answerable_from_memory`: the
+The handlers are `async`: an estimate that needs no database read (`estimate_*_from_memory`: the
 catalog's state is known and its specs are in memory) is a fraction of a millisecond of arithmetic,
 answered on the event loop; any other runs in a worker thread. (A plain `def` handler would take
 two worker-thread hops per request: the handler and the validation of its answer.)
@@ -45,8 +45,9 @@ async def estimate_inference(
     """Memory, time to first token, time per output token and throughput of serving `model` on
     `accelerator_count` x `accelerator`. A deployment too big for the memory is a 200 with
     `memory.fits: false` and the shortfall."""
-    if estimates.answerable_from_memory(session, catalog, request):
-        return estimates.estimate_inference(session, request, catalog)
+    answer = estimates.estimate_inference_from_memory(session, request, catalog)
+    if answer is not None:
+        return answer
     return await run_in_threadpool(estimates.estimate_inference, session, request, catalog)
 
 
@@ -62,6 +63,7 @@ async def estimate_training(
 ) -> TrainingEstimateRead:
     """Memory per accelerator, FLOPs, MFU, accelerator-hours and wall-clock hours of a training or
     fine-tuning job."""
-    if estimates.answerable_from_memory(session, catalog, request):
-        return estimates.estimate_training(session, request, catalog)
+    answer = estimates.estimate_training_from_memory(session, request, catalog)
+    if answer is not None:
+        return answer
     return await run_in_threadpool(estimates.estimate_training, session, request, catalog)
