@@ -33,6 +33,7 @@ ACCESS_LOGGER = "wheretorun.access"
 _HANDLER_NAME = "wheretorun"
 _LINE_ENCODER = json.JSONEncoder(default=str, separators=(",", ":"))  # made once: ~5 us a line
 _STANDARD_ATTRIBUTES = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
+_STANDARD_COUNT = len(logging.makeLogRecord({}).__dict__)  # attributes every record has
 
 
 class JsonFormatter(logging.Formatter):
@@ -66,9 +67,12 @@ class TextFormatter(logging.Formatter):
 def _fields(record: logging.LogRecord) -> dict[str, Any]:
     fields = getattr(record, "fields", None)
     found = dict(fields) if isinstance(fields, dict) else {}
-    for key, value in record.__dict__.items():
-        if key not in _STANDARD_ATTRIBUTES and key != "fields":
-            found.setdefault(key, value)
+    attributes = record.__dict__
+    known = _STANDARD_COUNT + sum(name in attributes for name in ("fields", "message", "asctime"))
+    if len(attributes) > known:  # extras other than `fields`: a scan finds them
+        for key, value in record.__dict__.items():
+            if key not in _STANDARD_ATTRIBUTES and key != "fields":
+                found.setdefault(key, value)
     return found
 
 

@@ -98,6 +98,26 @@ def test_json_lines_carry_the_fields() -> None:
     assert entry["time"].endswith("+00:00")
 
 
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ({"fields": {"a": 1}}, {"a": 1}),
+        ({"fields": {"a": 1}, "b": 2}, {"a": 1, "b": 2}),  # an extra beside `fields`
+        ({"c": 3}, {"c": 3}),  # an extra alone
+        ({"fields": {"a": 1}, "a": 9}, {"a": 1}),  # `fields` wins over a plain extra
+    ],
+)
+def test_json_lines_carry_every_extra(extra: dict[str, object], expected: dict[str, object]) -> None:
+    record = logging.getLogger("wheretorun.test").makeRecord(
+        "wheretorun.test", logging.INFO, __file__, 1, "event", (), None, extra=extra
+    )
+    for formatter in (JsonFormatter(), JsonFormatter()):  # formatted twice: `message` is set by then
+        entry = json.loads(formatter.format(record))
+        assert {
+            key: entry[key] for key in entry if key not in {"time", "level", "logger", "message"}
+        } == expected
+
+
 def test_json_lines_carry_exceptions_on_one_line() -> None:
     try:
         raise ValueError("boom")

@@ -70,6 +70,15 @@ _MAX_LOGGED_TARGET = 512
 _log = logging.getLogger(__name__)
 
 
+def _header(scope: Scope, name: bytes) -> str:
+    """The first value of header `name` (lower case, as ASGI gives names), or "": what
+    `Headers(scope=scope).get(name)` answers, without decoding every header of the request."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return ""
+
+
 def _state(scope: Scope) -> dict[str, Any]:
     state: dict[str, Any] = scope.setdefault("state", {})
     return state
@@ -96,7 +105,7 @@ class RequestContextMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        given = Headers(scope=scope).get("x-request-id", "")
+        given = _header(scope, b"x-request-id")
         request_id = given if _REQUEST_ID.match(given) else uuid.uuid4().hex
         _state(scope)["request_id"] = request_id
         status = 500
@@ -249,7 +258,7 @@ class BodySizeLimitMiddleware:
         if limit is None:
             await self.app(scope, receive, send)
             return
-        declared = Headers(scope=scope).get("content-length", "")
+        declared = _header(scope, b"content-length")
         if declared.isdigit() and int(declared) > limit:
             await _send_error(scope, receive, send, PayloadTooLarge("the request body", limit))
             return
