@@ -13,12 +13,14 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine
 
 from wheretorun.db import create_db_engine
 from wheretorun.pricing.bootstrap import prepare_database
+from wheretorun.settings import Settings
 
 
 @pytest.fixture(scope="session")
@@ -40,6 +42,13 @@ def sqlite_file_url(seeded_sqlite_template: Path, tmp_path: Path) -> str:
     with closing(sqlite3.connect(seeded_sqlite_template)) as source, closing(sqlite3.connect(path)) as copy:
         source.backup(copy)
     return f"sqlite:///{path}"
+
+
+@pytest.fixture
+def sqlite_file_settings(sqlite_file_url: str) -> Settings:
+    """The server's settings over this test's database (given as the environment names it)."""
+    environment: dict[str, Any] = {"DATABASE_URL": sqlite_file_url}
+    return Settings(auto_seed=False, **environment)
 
 
 @pytest.fixture

@@ -36,12 +36,6 @@ INFERENCE = {"model": "llama-3.1-8b", "accelerator": "H100", "concurrency": 8}
 TRAINING = {"model": "llama-3.1-8b", "accelerator": "A100-80GB", "accelerator_count": 8, "tokens": 1e10}
 
 
-def _settings(database_url: str) -> Settings:
-    """The server's settings over `database_url` (given as the environment names it)."""
-    environment: dict[str, Any] = {"DATABASE_URL": database_url}
-    return Settings(auto_seed=False, **environment)
-
-
 @dataclass
 class Traced:
     """What the requests sent since `clear()` did: SQL statements run, worker-thread hops taken."""
@@ -82,8 +76,8 @@ def _counting(name: str, hops: list[str], real: Callable[..., Any]) -> Callable[
 
 
 @pytest.fixture
-def served(sqlite_file_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
-    app = create_app(_settings(sqlite_file_url))
+def served(sqlite_file_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+    app = create_app(sqlite_file_settings)
     engine: Engine = app.state.engine
     traced = Traced()
 
@@ -102,9 +96,9 @@ def served(sqlite_file_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Se
         engine.dispose()
 
 
-def cold_answer(sqlite_file_url: str, kind: str, body: dict[str, Any]) -> dict[str, Any]:
+def cold_answer(settings: Settings, kind: str, body: dict[str, Any]) -> dict[str, Any]:
     """The answer of a new app over the same database: nothing remembered, all read."""
-    app = create_app(_settings(sqlite_file_url))
+    app = create_app(settings)
     try:
         with InProcessClient(app) as client:
             response = client.post(f"/v1/estimates/{kind}", json=body)
@@ -176,7 +170,9 @@ def test_an_unknown_name_is_a_422_every_time(served: Served) -> None:
         assert served.traced.statements  # looked up again
 
 
-def test_after_a_committed_override_the_answer_is_still_right(served: Served, sqlite_file_url: str) -> None:
+def test_after_a_committed_override_the_answer_is_still_right(
+    served: Served, sqlite_file_settings: Settings
+) -> None:
     first = served.estimate("inference", INFERENCE)
     served.estimate("inference", INFERENCE)
     assert served.traced.from_memory
@@ -186,12 +182,14 @@ def test_after_a_committed_override_the_answer_is_still_right(served: Served, sq
     assert not answerable(served, INFERENCE)
     after = served.estimate("inference", INFERENCE)
     assert not served.traced.from_memory  # the catalog state was asked again
-    assert after == first == cold_answer(sqlite_file_url, "inference", INFERENCE)
+    assert after == first == cold_answer(sqlite_file_settings, "inference", INFERENCE)
     assert served.estimate("inference", INFERENCE) == first
     assert served.traced.from_memory
 
 
-def test_after_a_committed_import_the_answer_is_still_right(served: Served, sqlite_file_url: str) -> None:
+def test_after_a_committed_import_the_answer_is_still_right(
+    served: Served, sqlite_file_settings: Settings
+) -> None:
     first = served.estimate("inference", INFERENCE)
     served.estimate("inference", INFERENCE)
     assert served.traced.from_memory
@@ -201,13 +199,13 @@ def test_after_a_committed_import_the_answer_is_still_right(served: Served, sqli
         assert run.status == "applied"
     after = served.estimate("inference", INFERENCE)
     assert not served.traced.from_memory
-    assert after == first == cold_answer(sqlite_file_url, "inference", INFERENCE)
+    assert after == first == cold_answer(sqlite_file_settings, "inference", INFERENCE)
     assert served.estimate("inference", INFERENCE) == first
     assert served.traced.from_memory
 
 
 def test_a_changed_spec_in_a_new_catalog_version_is_answered_with(
-    served: Served, sqlite_file_url: str
+    served: Served, sqlite_file_settings: Settings
 ) -> None:
     """The remembered spec is forgotten with the catalog state: a new version whose H100 has
     another memory size gives the new answer, not the remembered one."""
@@ -221,6 +219,6 @@ def test_a_changed_spec_in_a_new_catalog_version_is_answered_with(
         )
     after = served.estimate("inference", INFERENCE)
     assert after["memory"]["available_gb"] != first["memory"]["available_gb"]
-    assert after == cold_answer(sqlite_file_url, "inference", INFERENCE)
+    assert after == cold_answer(sqlite_file_settings, "inference", INFERENCE)
     assert served.estimate("inference", INFERENCE) == after
     assert served.traced.from_memory

@@ -27,12 +27,6 @@ from wheretorun.errors import InvalidInput
 from wheretorun.settings import Settings
 
 
-def _settings(database_url: str) -> Settings:
-    """The server's settings over `database_url` (given as the environment names it)."""
-    environment: dict[str, Any] = {"DATABASE_URL": database_url}
-    return Settings(auto_seed=False, **environment)
-
-
 @dataclass
 class Seen:
     sessions: list[Session] = field(default_factory=list)
@@ -70,8 +64,8 @@ class Served:
 
 
 @pytest.fixture
-def served(sqlite_file_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
-    app: FastAPI = create_app(_settings(sqlite_file_url))
+def served(sqlite_file_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+    app: FastAPI = create_app(sqlite_file_settings)
     engine: Engine = app.state.engine
     with engine.begin() as connection:
         connection.execute(text("CREATE TABLE probe (note TEXT NOT NULL)"))

@@ -12,7 +12,8 @@ decode alone would be wrong, so none is given.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -29,6 +30,8 @@ from wheretorun.services.estimate_schemas import (
     TrainingEstimateCreate,
     TrainingEstimateRead,
 )
+
+_Read = TypeVar("_Read", InferenceEstimateRead, TrainingEstimateRead)
 
 __all__ = [
     "estimate_inference",
@@ -87,24 +90,24 @@ def estimate_inference_from_memory(
     """The estimate, when it needs no database read (the catalog's state is known without asking
     and every catalog name in the request is in memory for it), else None. Such an estimate is a
     fraction of a millisecond of arithmetic; the API answers it on the event loop."""
-    specs = snapshots.specs_in_memory(session)
-    if specs is None:
-        return None
-    try:
-        return _inference(session, request, specs.in_memory_only())
-    except NotInMemory:
-        return None
+    return _from_memory(session, snapshots, lambda specs: _inference(session, request, specs))
 
 
 def estimate_training_from_memory(
     session: Session, request: TrainingEstimateCreate, snapshots: SnapshotCache
 ) -> TrainingEstimateRead | None:
     """`estimate_inference_from_memory`, for training."""
+    return _from_memory(session, snapshots, lambda specs: _training(session, request, specs))
+
+
+def _from_memory(
+    session: Session, snapshots: SnapshotCache, estimate: Callable[[CatalogSpecs], _Read]
+) -> _Read | None:
     specs = snapshots.specs_in_memory(session)
     if specs is None:
         return None
     try:
-        return _training(session, request, specs.in_memory_only())
+        return estimate(specs.in_memory_only())
     except NotInMemory:
         return None
 
