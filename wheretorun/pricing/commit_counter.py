@@ -77,13 +77,16 @@ _counters: weakref.WeakKeyDictionary[Engine, CommitCounter | None] = weakref.Wea
 _counters_lock = threading.Lock()
 
 
-def commit_counter_for(engine: Engine) -> CommitCounter | None:
+def commit_counter_for(engine: Engine, *, create: bool = True) -> CommitCounter | None:
     """The process's counter for `engine`'s database: an SQLite file; None for anything else (an
     in-memory SQLite database is private to its connection, PostgreSQL has no counter). One per
-    engine, dropped with it."""
+    engine, dropped with it. Making one asks the engine for its file: `create=False` answers None
+    instead when there is none yet (on the event loop, which must not wait for a connection)."""
     with _counters_lock:
         if engine in _counters:
             return _counters[engine]
+    if not create:
+        return None
     counter = _make_counter(engine)
     with _counters_lock:
         return _counters.setdefault(engine, counter)

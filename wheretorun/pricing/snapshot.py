@@ -413,7 +413,7 @@ class SnapshotCache:
     def specs_in_memory(self, session: Session) -> CatalogSpecs | None:
         """`specs(session)` when the catalog's current state is known without asking the database
         (see `catalog_key`), else None."""
-        counter = _commit_counter(session)
+        counter = _commit_counter(session, create=False)
         if counter is None:
             return None
         known = self._known_now(counter.value(), f"day:{dt.datetime.now(dt.UTC).date()}")
@@ -559,13 +559,13 @@ def _settle_once() -> None:
         gc.freeze()
 
 
-def _commit_counter(session: Session) -> CommitCounter | None:
+def _commit_counter(session: Session, *, create: bool = True) -> CommitCounter | None:
     """The commit counter of the session's database, when what the session reads is exactly what
     is committed: it owns its connection (bound to the engine) and has not begun a transaction."""
     bind = session.get_bind()
     if not isinstance(bind, Engine) or session.in_transaction():
         return None
-    return commit_counter_for(bind)
+    return commit_counter_for(bind, create=create)
 
 
 def _database_identity(session: Session, version: int) -> tuple[str, str]:
