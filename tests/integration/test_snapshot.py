@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from wheretorun import heap
 from wheretorun.engine.catalog import CatalogSnapshot
 from wheretorun.pricing import snapshot as snapshot_module
 from wheretorun.pricing.models import ApiPrice, CatalogVersion, CloudOffer, HardwarePrice
@@ -86,7 +87,7 @@ def test_a_settling_cache_freezes_the_snapshot(session: Session, monkeypatch: py
     def scanned(value: object) -> bool:
         return any(item is value for item in gc.get_objects())
 
-    monkeypatch.setattr(snapshot_module, "_SETTLED", threading.Event())  # as in a new process
+    monkeypatch.setattr(heap, "_settled", set())  # as in a new process
     plain = SnapshotCache().get(session, dt.datetime(2030, 1, 1, tzinfo=dt.UTC))
     assert scanned(plain.cloud_offers)
     settled = SnapshotCache(settle=True).get(session)

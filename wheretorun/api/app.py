@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import gc
 import json
-import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -28,6 +26,7 @@ from wheretorun.api.middleware import (
 from wheretorun.api.page import mount_page
 from wheretorun.api.routers import admin, catalog, estimates, health, recommendations, scenarios
 from wheretorun.db import create_db_engine, make_session_factory
+from wheretorun.heap import settle_once
 from wheretorun.idempotency import IdempotencyStore, RedisIdempotencyStore, SqlIdempotencyStore
 from wheretorun.observability import Metrics, configure_logging, silence_server_access_log
 from wheretorun.pricing.bootstrap import prepare_database
@@ -59,21 +58,6 @@ IDEMPOTENT_ROUTES = (
 )
 
 
-_HEAP_SETTLED = threading.Event()
-
-
-def _settle_heap_once() -> None:
-    """Once per process, when the first app starts: collect garbage, then freeze what is alive
-    (`gc.freeze`): the modules, tables and app objects a server keeps for its life are then never
-    rescanned by the cyclic collector, whose full collections over them cost ~3% of an
-    estimate's CPU (2026-12-04, 216,000 objects, one full collection per ~3,000 requests). The
-    catalog snapshot, built later, is settled the same way (`SnapshotCache(settle=True)`)."""
-    if not _HEAP_SETTLED.is_set():
-        _HEAP_SETTLED.set()
-        gc.collect()
-        gc.freeze()
-
-
 def create_app(settings: Settings | None = None, engine: Engine | None = None) -> FastAPI:
     """Build the app. Without `engine`, one is made from the settings' database URL, and with
     `auto_seed` an empty database is migrated and seeded on start."""
@@ -88,7 +72,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         if settings.auto_seed:
             prepare_database(engine)
-        _settle_heap_once()
+        settle_once("startup")
         yield
         if owns_engine:
             engine.dispose()

@@ -17,8 +17,9 @@
    thread and no database connection, up to `max_wait_s` (then 503). Probes, `/metrics` and price
    imports (long, with a lock of their own) pass by.
 
-Outside them all, `KeepAliveLimitMiddleware` answers `Connection: close` after a connection's
-`max_requests_per_connection`-th request, so that long-lived connections spread over the workers.
+Outside them all, `KeepAliveLimitMiddleware` answers `Connection: close` once a connection has
+served `max_requests_per_connection` requests or is `max_connection_seconds` old, so that
+long-lived connections spread over the workers.
 
 Storage lives outside `api/`; errors are domain errors rendered by `api.errors` only. Blocking
 storage calls run in a worker thread.
@@ -38,7 +39,7 @@ from typing import Any
 import anyio
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
-from starlette.datastructures import Headers, MutableHeaders
+from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -70,13 +71,13 @@ _MAX_LOGGED_TARGET = 512
 _log = logging.getLogger(__name__)
 
 
-def _header(scope: Scope, name: bytes) -> str:
-    """The first value of header `name` (lower case, as ASGI gives names), or "": what
+def _header(scope: Scope, name: bytes) -> str | None:
+    """The first value of header `name` (lower case, as ASGI gives names), or None: what
     `Headers(scope=scope).get(name)` answers, without decoding every header of the request."""
     for key, value in scope["headers"]:
         if key == name:
             return str(value.decode("latin-1"))
-    return ""
+    return None
 
 
 def _state(scope: Scope) -> dict[str, Any]:
@@ -105,7 +106,7 @@ class RequestContextMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        given = _header(scope, b"x-request-id")
+        given = _header(scope, b"x-request-id") or ""
         request_id = given if _REQUEST_ID.match(given) else uuid.uuid4().hex
         _state(scope)["request_id"] = request_id
         status = 500
@@ -187,7 +188,7 @@ async def client_identity(scope: Scope, sessions: Callable[[], Session]) -> str:
     if "client_identity" in state:
         identity: str = state["client_identity"]
         return identity
-    authorization = Headers(scope=scope).get("authorization", "")
+    authorization = _header(scope, b"authorization") or ""
     scheme, _, token = authorization.partition(" ")
     key_id: int | None = None
     if scheme.lower() == "bearer" and token.strip():
@@ -258,7 +259,7 @@ class BodySizeLimitMiddleware:
         if limit is None:
             await self.app(scope, receive, send)
             return
-        declared = _header(scope, b"content-length")
+        declared = _header(scope, b"content-length") or ""
         if declared.isdigit() and int(declared) > limit:
             await _send_error(scope, receive, send, PayloadTooLarge("the request body", limit))
             return
@@ -329,7 +330,7 @@ class IdempotencyMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         route = self.routes.get((scope.get("method", ""), scope.get("path", "")))
-        header = Headers(scope=scope).get("idempotency-key") if route and scope["type"] == "http" else None
+        header = _header(scope, b"idempotency-key") if route and scope["type"] == "http" else None
         if route is None or header is None:
             await self.app(scope, receive, send)
             return
@@ -559,8 +560,9 @@ class KeepAliveLimitMiddleware:
     port may inherit its count or age and be closed early: one reconnect more.
 
     The default age, 1 s, is short for a connection but costs little: with 32 connections, 32
-    reconnects a second (an accept and a loopback handshake each, ~0.1 ms); the count alone left
-    slow endpoints (recommendations, ~6 requests a second per connection) unbalanced for ~16 s.
+    reconnects a second (an accept and a handshake each). By the count alone, a slow endpoint
+    would stay unbalanced for long: at ~200 recommendations a second over 32 connections, each
+    serves ~6 a second, so 100 requests take ~16 s.
     """
 
     _MAX_TRACKED = 4096
@@ -572,12 +574,7 @@ class KeepAliveLimitMiddleware:
         self._connections: OrderedDict[tuple[str, int], tuple[int, float]] = OrderedDict()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        client = scope.get("client")
-        # a client port of 0 is one a proxy's headers gave (uvicorn --proxy-headers): no connection
-        if scope["type"] != "http" or not client or not client[1] or scope.get("http_version") != "1.1":
-            await self.app(scope, receive, send)
-            return
-        if not self._is_last_request(tuple(client)):
+        if not self._closes(scope):
             await self.app(scope, receive, send)
             return
 
@@ -587,6 +584,14 @@ class KeepAliveLimitMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_closing)
+
+    def _closes(self, scope: Scope) -> bool:
+        """Count the request on its connection; True when it is to be the connection's last."""
+        client = scope.get("client")
+        # a client port of 0 is one a proxy's headers gave (uvicorn --proxy-headers): no connection
+        if scope["type"] != "http" or not client or not client[1] or scope.get("http_version") != "1.1":
+            return False
+        return self._is_last_request(tuple(client))
 
     def _is_last_request(self, client: tuple[str, int]) -> bool:
         """Count one more request on `client`'s connection; True when it is to be its last."""

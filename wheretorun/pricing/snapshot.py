@@ -8,12 +8,11 @@ The engine never sees the database: the service layer looks rows up here and han
 from __future__ import annotations
 
 import datetime as dt
-import gc
 import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, String, cast, func, select
 from sqlalchemy.orm import Session
@@ -24,6 +23,7 @@ from wheretorun.engine.catalog import CloudOffer as EngineCloudOffer
 from wheretorun.engine.catalog import CommitmentTerm as EngineCommitmentTerm
 from wheretorun.engine.catalog import HardwarePrice as EngineHardwarePrice
 from wheretorun.errors import InvalidInput, Unavailable, WheretorunError
+from wheretorun.heap import settle_once
 from wheretorun.pricing import repositories as repo
 from wheretorun.pricing.commit_counter import CommitCounter, commit_counter_for
 from wheretorun.pricing.models import (
@@ -376,7 +376,7 @@ class SnapshotCache:
         key = self.catalog_key(session, as_of)
         snapshot = self._cached(key) or self._shared_build(session, as_of, key)
         if self._settle:
-            _settle_once()
+            settle_once("first catalog snapshot")
         return snapshot
 
     def catalog_key(self, session: Session, as_of: dt.datetime | None = None) -> CatalogKey:
@@ -391,7 +391,7 @@ class SnapshotCache:
         if as_of is not None:
             version, overrides = _catalog_state(session, as_of)
             return (version, as_of.isoformat(), overrides)
-        moment = f"day:{dt.datetime.now(dt.UTC).date()}"
+        moment = _today()
         counter = _commit_counter(session)
         commits = counter.value() if counter is not None else None
         known = self._known_now(commits, moment)
@@ -416,7 +416,7 @@ class SnapshotCache:
         counter = _commit_counter(session, create=False)
         if counter is None:
             return None
-        known = self._known_now(counter.value(), f"day:{dt.datetime.now(dt.UTC).date()}")
+        known = self._known_now(counter.value(), _today())
         specs = self._specs
         return specs if known is not None and specs is not None and specs.key == known else None
 
@@ -511,10 +511,6 @@ class CatalogSpecs:
             ("accelerator", name_or_id), lambda: load_accelerator_spec(session, name_or_id, field)
         )
 
-    def remembers(self, kind: Literal["model", "accelerator"], name: str) -> bool:
-        """Whether the spec of the model or accelerator `name` is in memory."""
-        return (kind, name) in self._values
-
     def _remembered(self, ref: tuple[str, str], load: Callable[[], _Spec]) -> _Spec:
         with self._lock:
             value = self._values.get(ref)
@@ -546,17 +542,10 @@ class _Build:
         return self.snapshot
 
 
-_SETTLED = threading.Event()
-
-
-def _settle_once() -> None:
-    """Collect garbage, then freeze every object alive (once per process): what is frozen is
-    never rescanned, and freed by reference counting as usual when dropped (a frozen cycle
-    would stay, so this runs once, after a collection)."""
-    if not _SETTLED.is_set():
-        _SETTLED.set()
-        gc.collect()
-        gc.freeze()
+def _today() -> str:
+    """The moment of a snapshot "as of now": the day (prices that start or end during it are seen
+    the next day at the latest)."""
+    return f"day:{dt.datetime.now(dt.UTC).date()}"
 
 
 def _commit_counter(session: Session, *, create: bool = True) -> CommitCounter | None:
