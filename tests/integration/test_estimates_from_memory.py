@@ -170,35 +170,30 @@ def test_an_unknown_name_is_a_422_every_time(served: Served) -> None:
         assert served.traced.statements  # looked up again
 
 
-def test_after_a_committed_override_the_answer_is_still_right(
-    served: Served, sqlite_file_settings: Settings
-) -> None:
-    first = served.estimate("inference", INFERENCE)
-    served.estimate("inference", INFERENCE)
-    assert served.traced.from_memory
+def commit_an_override(served: Served) -> None:
     with Session(served.engine) as session, session.begin():
         spec = OverrideSpec(applies_to="cloud_offers", provider="aws", reason="test", multiplier=Decimal("2"))
         create_override(session, spec, TEST_ACTOR, dt.datetime.now(dt.UTC))
-    assert not answerable(served, INFERENCE)
-    after = served.estimate("inference", INFERENCE)
-    assert not served.traced.from_memory  # the catalog state was asked again
-    assert after == first == cold_answer(sqlite_file_settings, "inference", INFERENCE)
-    assert served.estimate("inference", INFERENCE) == first
-    assert served.traced.from_memory
 
 
-def test_after_a_committed_import_the_answer_is_still_right(
-    served: Served, sqlite_file_settings: Settings
-) -> None:
-    first = served.estimate("inference", INFERENCE)
-    served.estimate("inference", INFERENCE)
-    assert served.traced.from_memory
+def commit_an_import(served: Served) -> None:
     prices = edit_rows(shipped_text("nebius"), scaled("Price", "1.01")).encode()
     with Session(served.engine) as session, session.begin():
         run = import_content(session, ImportSpec("skypilot", "nebius"), prices, "nebius.csv", TEST_ACTOR)
         assert run.status == "applied"
+
+
+@pytest.mark.parametrize("commit", [commit_an_override, commit_an_import])
+def test_after_a_committed_catalog_change_the_answer_is_still_right(
+    served: Served, sqlite_file_settings: Settings, commit: Callable[[Served], None]
+) -> None:
+    first = served.estimate("inference", INFERENCE)
+    served.estimate("inference", INFERENCE)
+    assert served.traced.from_memory
+    commit(served)
+    assert not answerable(served, INFERENCE)
     after = served.estimate("inference", INFERENCE)
-    assert not served.traced.from_memory
+    assert not served.traced.from_memory  # the catalog state was asked again
     assert after == first == cold_answer(sqlite_file_settings, "inference", INFERENCE)
     assert served.estimate("inference", INFERENCE) == first
     assert served.traced.from_memory
