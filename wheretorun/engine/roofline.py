@@ -109,7 +109,7 @@ class PassCost:
 
 def nan_to_num(values: Array) -> Array:
     """`np.nan_to_num(values)` (NaN -> 0, infinities -> the largest finite values), without its
-    ~5 us of dtype look-ups for a finite scalar, which it returns unchanged."""
+    ~7 us of dtype look-ups for a finite scalar, which it returns unchanged."""
     if isinstance(values, np.float64) and math.isfinite(values):
         return values
     return np.nan_to_num(values)
