@@ -150,6 +150,7 @@ def test_the_value_stays_while_nothing_is_committed(
 ) -> None:
     _write_through(engine, "before")
     first = counter.value()
+    assert first is not None  # a value to compare, not "unknown"
     assert counter.value() == first
     with engine.connect() as connection:  # reads
         assert connection.execute(text("SELECT count(*) FROM notes")).scalar_one() == 1
@@ -200,7 +201,8 @@ def test_a_commit_by_another_process_changes_the_value(database: Path, counter: 
 def test_threads_read_the_same_value_meanwhile(engine: Engine, counter: CommitCounter) -> None:
     _write_through(engine, "settled")
     expected = counter.value()
-    seen: list[int] = []
+    assert expected is not None
+    seen: list[tuple[int, int] | None] = []
 
     def read() -> None:
         seen.extend(counter.value() for _ in range(50))
