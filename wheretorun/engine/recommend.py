@@ -33,7 +33,7 @@ from typing import Any
 
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import CatalogSnapshot
-from wheretorun.engine.costs.candidate import CostedCandidate
+from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate
 from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.errors import InvalidSpec
@@ -72,6 +72,9 @@ _HOURS_PER_BUDGET_MONTH = 730.0
 _SAME_TOTAL = 0.005  # totals within half a percent are "the same total" when folding rows
 _DEADLINE_RELAXATION = 10  # a batch deadline is required; relaxing it means ten times longer
 
+# what is ranked: a written plan, or one priced whose plan is written only if the answer shows it
+Candidate = CostedCandidate | PricedCandidate
+
 
 def recommend(
     workload: Workload,
@@ -80,10 +83,15 @@ def recommend(
     snapshot: CatalogSnapshot,
     efficiency: EfficiencyTable = DEFAULT_EFFICIENCY,
     explain_infeasible: bool = True,
+    shown: int | None = None,
 ) -> Recommendation:
     """Ranked, costed, explained options for `workload`, and the candidates rejected on the way.
     When nothing is feasible (and `explain_infeasible`), each constraint is relaxed alone to name
-    the ones that bind and the cheapest option relaxing each would admit."""
+    the ones that bind and the cheapest option relaxing each would admit.
+
+    `shown`: how many ranked options the caller shows (None: the whole shortlist). Only those,
+    and the best of each option kind wherever it ranks, are written up as options; the ones left
+    out would be identical to the whole shortlist's, so `options[:shown]` is unchanged."""
     context = Context(constraints, assumptions, candidates_snapshot(snapshot, constraints), efficiency)
     _count_suspect(snapshot, workload, constraints, context)
     found = _candidates(workload, context)
@@ -93,11 +101,14 @@ def recommend(
         ranked = _ranked([*ranked, hybrid.plan])
     elif hybrid is not None:
         context.notes.append(f"hybrid: no mix of base and burst capacity beats {hybrid.plan.label} alone")
-    best = _best_per_option(ranked)
-    folded = _shortlist(ranked, best)
-    shortlist = [plan for plan, _ in folded]
+    best_ranked = _best_per_option(ranked)
+    rows = _shortlist(ranked, best_ranked)
+    # plans are written from here on: those shown, the first two (the rationale compares with
+    # them) and the best of each kind (the break-even re-prices them)
+    leaders = [plan.written() for plan, _ in rows[:2]]
+    best = {kind: plan.written() for kind, plan in best_ranked.items()}
     options = tuple(
-        _option(plan, rank, shortlist, hybrid, others) for rank, (plan, others) in enumerate(folded)
+        _option(plan.written(), rank, leaders, hybrid, others) for rank, plan, others in _shown(rows, shown)
     )
     by_kind = {option.option: option for option in reversed(options)}
     binding = (
@@ -159,7 +170,7 @@ class _Found:
     kind: str
     volume_unit: str
     volume: float
-    plans: list[CostedCandidate]
+    plans: Sequence[Candidate]
     evaluated: int
     hybrid: HybridSolution | None = None
 
@@ -188,7 +199,7 @@ def _candidates(workload: Workload, context: Context) -> _Found:
 # ---- rules on money ----------------------------------------------------------------------------
 
 
-def _budget_usd(plan: CostedCandidate, workload: Workload) -> float:
+def _budget_usd(plan: Candidate, workload: Workload) -> float:
     """What the monthly budget is compared with: the average month, or for a batch job its cost
     spread over the months its deadline spans (at least one)."""
     if plan.usd_per_month is not None:
@@ -199,9 +210,7 @@ def _budget_usd(plan: CostedCandidate, workload: Workload) -> float:
     return plan.total_usd / months
 
 
-def _within_budgets(
-    plans: Sequence[CostedCandidate], workload: Workload, context: Context
-) -> list[CostedCandidate]:
+def _within_budgets(plans: Sequence[Candidate], workload: Workload, context: Context) -> list[Candidate]:
     kept = []
     for plan in plans:
         rejection = over_limits(_budget_usd(plan, workload), plan.capex_usd, context.constraints)
@@ -215,11 +224,11 @@ def _within_budgets(
 # ---- ranking ------------------------------------------------------------------------------------
 
 
-def _ranked(plans: Sequence[CostedCandidate]) -> list[CostedCandidate]:
+def _ranked(plans: Sequence[Candidate]) -> list[Candidate]:
     return sorted(plans, key=lambda plan: (plan.total_usd, plan.option.value, plan.label))
 
 
-def _dedupe_key(plan: CostedCandidate) -> tuple[str, str, str, str]:
+def _dedupe_key(plan: Candidate) -> tuple[str, str, str, str]:
     """Near-identical plans share a key: the same option on the same accelerator (the same model,
     for hosted APIs) from the same provider in the same pricing mode; so one instance type in
     twenty regions shows once, while its on-demand, spot and reserved prices all show."""
@@ -232,14 +241,14 @@ def _dedupe_key(plan: CostedCandidate) -> tuple[str, str, str, str]:
     )
 
 
-def _best_per_option(ranked: Sequence[CostedCandidate]) -> dict[OptionKind, CostedCandidate]:
-    best: dict[OptionKind, CostedCandidate] = {}
+def _best_per_option(ranked: Sequence[Candidate]) -> dict[OptionKind, Candidate]:
+    best: dict[OptionKind, Candidate] = {}
     for plan in ranked:
         best.setdefault(plan.option, plan)
     return best
 
 
-def _same_total(head: CostedCandidate, plan: CostedCandidate) -> bool:
+def _same_total(head: Candidate, plan: Candidate) -> bool:
     """Worth one row: the same option kind from the same provider (for hosted APIs: the same
     model, whoever resells it) at the same total, within half a percent."""
     if head.option != plan.option:
@@ -250,9 +259,9 @@ def _same_total(head: CostedCandidate, plan: CostedCandidate) -> bool:
     return same_source and abs(plan.total_usd - head.total_usd) <= _SAME_TOTAL * max(abs(head.total_usd), 1.0)
 
 
-def _fold(plans: Sequence[CostedCandidate]) -> list[tuple[CostedCandidate, list[str]]]:
+def _fold(plans: Sequence[Candidate]) -> list[tuple[Candidate, list[str]]]:
     """Ranked plans with those of the same kind, provider and total folded into the first."""
-    rows: list[tuple[CostedCandidate, list[str]]] = []
+    rows: list[tuple[Candidate, list[str]]] = []
     # the rows a plan may fold into (`_same_total` needs its kind and provider, or model for
     # hosted APIs), so each plan is compared with those rows only
     by_source: dict[tuple[OptionKind, str, str | None], list[int]] = {}
@@ -269,7 +278,7 @@ def _fold(plans: Sequence[CostedCandidate]) -> list[tuple[CostedCandidate, list[
     return rows
 
 
-def _fold_sources(plan: CostedCandidate) -> list[tuple[OptionKind, str, str | None]]:
+def _fold_sources(plan: Candidate) -> list[tuple[OptionKind, str, str | None]]:
     sources = [(plan.option, "provider", plan.setup.provider)]
     if plan.option == OptionKind.HOSTED_API:
         sources.append((plan.option, "model", plan.setup.model_id))
@@ -277,8 +286,8 @@ def _fold_sources(plan: CostedCandidate) -> list[tuple[OptionKind, str, str | No
 
 
 def _shortlist(
-    ranked: Sequence[CostedCandidate], best: dict[OptionKind, CostedCandidate]
-) -> list[tuple[CostedCandidate, tuple[str, ...]]]:
+    ranked: Sequence[Candidate], best: dict[OptionKind, Candidate]
+) -> list[tuple[Candidate, tuple[str, ...]]]:
     seen: set[tuple[str, str, str, str]] = set()
     unique = []
     for plan in ranked:
@@ -293,6 +302,22 @@ def _shortlist(
     shortlist += [(plan, []) for plan in best.values() if id(plan) not in kept and plan.label not in folded]
     shortlist.sort(key=lambda row: (row[0].total_usd, row[0].option.value, row[0].label))
     return [(plan, tuple(others)) for plan, others in shortlist]
+
+
+def _shown(
+    rows: Sequence[tuple[Candidate, tuple[str, ...]]], shown: int | None
+) -> list[tuple[int, Candidate, tuple[str, ...]]]:
+    """(rank index, plan, folded labels) of the first `shown` rows and of the first row of each
+    option kind (`best_per_option` reads those), in rank order."""
+    first_of_kind: dict[OptionKind, int] = {}
+    for index, (plan, _) in enumerate(rows):
+        first_of_kind.setdefault(plan.option, index)
+    wanted = set(first_of_kind.values())
+    return [
+        (index, plan, others)
+        for index, (plan, others) in enumerate(rows)
+        if shown is None or index < shown or index in wanted
+    ]
 
 
 # ---- when nothing is feasible ------------------------------------------------------------------
@@ -398,11 +423,11 @@ def _per_unit_money(value: float | None, step: Decimal = _CENT) -> Decimal | Non
 def _option(
     plan: CostedCandidate,
     rank: int,
-    ranked: Sequence[CostedCandidate],
+    leaders: Sequence[CostedCandidate],
     hybrid: HybridSolution | None,
     same_total: tuple[str, ...] = (),
 ) -> PlanOption:
-    runner_up = ranked[1] if len(ranked) > 1 else None
+    runner_up = leaders[1] if len(leaders) > 1 else None
     parts: tuple[HybridPart, ...] = ()
     if plan.option == OptionKind.HYBRID and hybrid is not None:
         parts = tuple(
@@ -425,7 +450,7 @@ def _option(
         tpot_ms=plan.tpot_ms,
         headroom=plan.headroom,
         risks=plan.risks,
-        rationale=rationale(plan, rank, ranked[0], runner_up),
+        rationale=rationale(plan, rank, leaders[0], runner_up),
         hybrid_parts=parts,
         marginal_usd_per_million_tokens=_per_unit_money(plan.marginal_usd_per_million_tokens, _PER_TOKEN),
         marginal_usd_per_run=_per_unit_money(plan.marginal_usd_per_run),

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import OptionKind
 
-__all__ = ["FIXED_STAFF_LINES", "Line", "CostedCandidate", "lines_total"]
+__all__ = ["FIXED_STAFF_LINES", "Line", "CostedCandidate", "PricedCandidate", "lines_total"]
 
 # Lines paid whatever the volume: the per-deployment staff minimum (costs/staff.py) and a local
 # card's upkeep. A marginal cost leaves them out.
@@ -110,3 +110,39 @@ class CostedCandidate:
 
     def line_usd(self, name: str) -> float:
         return sum(line.usd for line in self.lines if line.name == name)
+
+    def written(self) -> CostedCandidate:
+        """The plan itself (a `PricedCandidate` writes its plan when asked)."""
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class PricedCandidate:
+    """A candidate priced to its total, its plan written only when the answer shows it.
+
+    Owned servers and local cards are costed by the dozen per request and few of them reach the
+    answer. Budgets, ranking, de-duplication and folding read only the fields here, so the cost
+    lines with their notes, the risks and the facts (`CostedCandidate`) are written by `write`
+    for the plans shown, the best of each kind and the hybrid's base. `written()` writes the
+    plan once and checks it costs what was ranked."""
+
+    option: OptionKind
+    label: str
+    setup: Setup
+    total_usd: float
+    months: float | None
+    capex_usd: float
+    write: Callable[[], CostedCandidate] = field(compare=False, repr=False)
+    _plan: CostedCandidate | None = field(init=False, default=None, compare=False, repr=False)
+
+    @property
+    def usd_per_month(self) -> float | None:
+        return None if self.months is None else self.total_usd / self.months
+
+    def written(self) -> CostedCandidate:
+        if self._plan is None:
+            plan = self.write()
+            assert (plan.total_usd, plan.label) == (self.total_usd, self.label), self.label
+            object.__setattr__(self, "_plan", plan)
+        assert self._plan is not None
+        return self._plan

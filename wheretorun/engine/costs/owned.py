@@ -39,7 +39,7 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import REPLICA_SIZES, CapacityTable, ReplicaCapacity
 from wheretorun.engine.catalog import AcceleratorEntry, HardwarePrice
 from wheretorun.engine.costs.arrays import ceil_count
-from wheretorun.engine.costs.candidate import CostedCandidate, Line, lines_total
+from wheretorun.engine.costs.candidate import CostedCandidate, Line, PricedCandidate
 from wheretorun.engine.costs.cloud import Layout, quantisation_risks
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.finance import CapitalSchedule, capital_schedule
@@ -57,9 +57,12 @@ __all__ = [
     "choose_server_layout",
     "local_lines",
     "local_plan",
+    "local_total",
     "owned_plan",
     "owned_sizing",
     "owned_unit",
+    "priced_local_plan",
+    "priced_owned_plan",
     "server_capex_usd",
     "server_price_note",
     "server_size",
@@ -295,18 +298,8 @@ def owned_plan(
     )
     return CostedCandidate(
         option=OptionKind.OWNED,
-        label=f"owned {servers} x {layout.accelerators} x {entry.id} servers",
-        setup=Setup.for_purchase(
-            model_id,
-            entry.id,
-            scaling="always_on",
-            units=servers,
-            accelerators=servers * layout.accelerators,
-            accelerators_per_replica=capacity.accelerators,
-            replicas=servers * layout.per_instance,
-            precision=capacity.precision.value,
-            serving_engine=assumptions.serving_engine.value,
-        ),
+        label=owned_label(entry, layout, sizing),
+        setup=owned_setup(entry, layout, sizing, model_id, assumptions),
         lines=lines,
         months=demand.months,
         capex_usd=sizing.capex_usd,
@@ -336,6 +329,50 @@ def owned_plan(
     )
 
 
+def owned_label(entry: AcceleratorEntry, layout: Layout, sizing: OwnedSizing) -> str:
+    return f"owned {sizing.servers} x {layout.accelerators} x {entry.id} servers"
+
+
+def owned_setup(
+    entry: AcceleratorEntry, layout: Layout, sizing: OwnedSizing, model_id: str, assumptions: Assumptions
+) -> Setup:
+    servers = sizing.servers
+    return Setup.for_purchase(
+        model_id,
+        entry.id,
+        scaling="always_on",
+        units=servers,
+        accelerators=servers * layout.accelerators,
+        accelerators_per_replica=layout.capacity.accelerators,
+        replicas=servers * layout.per_instance,
+        precision=layout.capacity.precision.value,
+        serving_engine=assumptions.serving_engine.value,
+    )
+
+
+def priced_owned_plan(
+    entry: AcceleratorEntry,
+    price: HardwarePrice,
+    tdp_w: float,
+    layout: Layout,
+    model_id: str,
+    demand: ServingDemand,
+    assumptions: Assumptions,
+    bridge: Bridge | None,
+    sizing: OwnedSizing,
+) -> PricedCandidate:
+    """`owned_plan` priced from its sizing, written only when it is shown."""
+    return PricedCandidate(
+        option=OptionKind.OWNED,
+        label=owned_label(entry, layout, sizing),
+        setup=owned_setup(entry, layout, sizing, model_id, assumptions),
+        total_usd=sizing.total_usd,
+        months=demand.months,
+        capex_usd=sizing.capex_usd,
+        write=lambda: owned_plan(entry, price, tdp_w, layout, model_id, demand, assumptions, bridge, sizing),
+    )
+
+
 def _owned_risks(
     sizing: OwnedSizing, capacity: ReplicaCapacity, utilisation: float | None, can_rent: bool
 ) -> tuple[str, ...]:
@@ -355,6 +392,35 @@ def _owned_risks(
     return tuple(risks)
 
 
+def _local_amounts(
+    price: HardwarePrice, tdp_w: float, capacity: ReplicaCapacity, demand: ServingDemand, a: Assumptions
+) -> tuple[float, float, float, float, float] | None:
+    """Card purchase, resale value, cost of capital, power and upkeep of one local card serving
+    `demand`, in the order of its cost lines; None when the peak needs more than one stream."""
+    if one_stream(capacity.single_stream_rps, demand.peak_rps, a.target_utilisation) is not None:
+        return None
+    card = price.usd_per_accelerator
+    schedule = capital_schedule(
+        0, a.horizon_months, a.life_months, a.residual_value_fraction, a.cost_of_capital_annual
+    )
+    busy_hours = demand.served_rps_hours(0) / capacity.single_stream_rps
+    return (
+        card * schedule.purchases,
+        -card * schedule.resale,
+        card * schedule.cost_of_capital,
+        tdp_w / _W_PER_KW * busy_hours * a.electricity_usd_per_kwh,
+        a.hosted_staff_usd_per_month * demand.months,
+    )
+
+
+def local_total(
+    price: HardwarePrice, tdp_w: float, capacity: ReplicaCapacity, demand: ServingDemand, a: Assumptions
+) -> float | None:
+    """What `local_lines` add up to, without writing them (None: more than one stream)."""
+    amounts = _local_amounts(price, tdp_w, capacity, demand, a)
+    return None if amounts is None else sum(amounts)
+
+
 def local_lines(
     entry: AcceleratorEntry,
     price: HardwarePrice,
@@ -364,28 +430,67 @@ def local_lines(
     assumptions: Assumptions,
 ) -> tuple[Line, ...] | None:
     """The cost lines of one local card serving `demand`; None when the peak needs more than one
-    stream (`local_plan` without the plan: what the break-even search needs)."""
-    a = assumptions
-    if one_stream(capacity.single_stream_rps, demand.peak_rps, a.target_utilisation) is not None:
+    stream."""
+    amounts = _local_amounts(price, tdp_w, capacity, demand, assumptions)
+    if amounts is None:
         return None
-    card = price.usd_per_accelerator
-    schedule = capital_schedule(
-        0, a.horizon_months, a.life_months, a.residual_value_fraction, a.cost_of_capital_annual
-    )
+    purchase, resale, capital, energy, upkeep = amounts
     busy_hours = demand.served_rps_hours(0) / capacity.single_stream_rps
-    energy = tdp_w / _W_PER_KW * busy_hours * a.electricity_usd_per_kwh
-    upkeep = a.hosted_staff_usd_per_month * demand.months
     return (
         Line(
             "card purchase",
-            card * schedule.purchases,
-            f"{entry.id} at ${card:,.0f}; the host machine is not costed",
+            purchase,
+            f"{entry.id} at ${price.usd_per_accelerator:,.0f}; the host machine is not costed",
         ),
-        Line("resale value", -card * schedule.resale),
-        Line("cost of capital", card * schedule.cost_of_capital),
+        Line("resale value", resale),
+        Line("cost of capital", capital),
         Line("power", energy, f"{tdp_w:.0f} W while busy ({busy_hours:,.0f} h), office power without PUE"),
         Line("upkeep", upkeep, "integration and care, at the hosted-API staff rate"),
     )
+
+
+def local_setup(entry: AcceleratorEntry, capacity: ReplicaCapacity, model_id: str, a: Assumptions) -> Setup:
+    return Setup.for_purchase(
+        model_id,
+        entry.id,
+        scaling="always_on",
+        units=1,
+        accelerators=1,
+        accelerators_per_replica=1,
+        replicas=1,
+        precision=capacity.precision.value,
+        serving_engine=a.serving_engine.value,
+    )
+
+
+def priced_local_plan(
+    entry: AcceleratorEntry,
+    price: HardwarePrice,
+    tdp_w: float,
+    capacity: ReplicaCapacity,
+    model_id: str,
+    demand: ServingDemand,
+    assumptions: Assumptions,
+) -> PricedCandidate | None:
+    """`local_plan` priced, written only when it is shown; None when the peak needs more than
+    one stream."""
+    total = local_total(price, tdp_w, capacity, demand, assumptions)
+    if total is None:
+        return None
+    return PricedCandidate(
+        option=OptionKind.LOCAL,
+        label=f"local {entry.id}",
+        setup=local_setup(entry, capacity, model_id, assumptions),
+        total_usd=total,
+        months=demand.months,
+        capex_usd=price.usd_per_accelerator,
+        write=lambda: _written(local_plan(entry, price, tdp_w, capacity, model_id, demand, assumptions)),
+    )
+
+
+def _written(plan: CostedCandidate | None) -> CostedCandidate:
+    assert plan is not None, "priced: it serves the peak with one stream"
+    return plan
 
 
 def local_plan(
@@ -417,17 +522,7 @@ def local_plan(
     return CostedCandidate(
         option=OptionKind.LOCAL,
         label=f"local {entry.id}",
-        setup=Setup.for_purchase(
-            model_id,
-            entry.id,
-            scaling="always_on",
-            units=1,
-            accelerators=1,
-            accelerators_per_replica=1,
-            replicas=1,
-            precision=capacity.precision.value,
-            serving_engine=a.serving_engine.value,
-        ),
+        setup=local_setup(entry, capacity, model_id, a),
         lines=lines,
         months=demand.months,
         capex_usd=card,
@@ -447,11 +542,7 @@ def local_plan(
         reprice=lambda multiplier: local_plan(
             entry, price, tdp_w, capacity, model_id, demand.scaled(multiplier), a
         ),
-        repriced_total_usd=lambda multiplier: _total(
-            local_lines(entry, price, tdp_w, capacity, demand.scaled(multiplier), a)
+        repriced_total_usd=lambda multiplier: local_total(
+            price, tdp_w, capacity, demand.scaled(multiplier), a
         ),
     )
-
-
-def _total(lines: tuple[Line, ...] | None) -> float | None:
-    return None if lines is None else lines_total(lines)

@@ -17,15 +17,15 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import CapacityTable, serving_capacities
 from wheretorun.engine.catalog import AcceleratorEntry, ApiPriceOffer
 from wheretorun.engine.costs import cloud, hosted
-from wheretorun.engine.costs.candidate import CostedCandidate, lines_total
+from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate, lines_total
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import (
     Bridge,
     OwnedSizing,
     Rental,
-    local_plan,
-    owned_plan,
     owned_sizing,
+    priced_local_plan,
+    priced_owned_plan,
     server_size,
 )
 from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF
@@ -64,7 +64,7 @@ _BASES_PER_KIND = 1  # the cheapest owned accelerator and the cheapest reservati
 @dataclass(slots=True)
 class ServingCandidates:
     demand: ServingDemand
-    plans: list[CostedCandidate] = field(default_factory=list)
+    plans: list[CostedCandidate | PricedCandidate] = field(default_factory=list)
     bases: list[BaseOption] = field(default_factory=list)
     bursts: list[BurstOption] = field(default_factory=list)
     evaluated: int = 0
@@ -422,7 +422,7 @@ def _owned(
     hardware and would be deduplicated from the ranking anyway)."""
     a, book = context.assumptions, context.book
     lead = deadline.lead_time(a.hardware_lead_time_months, a.horizon_months)
-    bases: list[BaseOption] = []
+    bases: list[tuple[PricedCandidate, str, OwnedSizing, cloud.Layout]] = []
     keys = [(entry.id, server_size(entry, a), precision) for entry in entries for precision in precisions]
     layout_of = dict(zip(keys, server_layouts(capacities, keys), strict=True)) if lead is None else {}
     for entry in entries:
@@ -448,19 +448,26 @@ def _owned(
             sized.append((sizing.total_usd, order, sizing, layout))
         if sized:
             _, _, sizing, layout = min(sized, key=lambda item: item[:2])
-            plan = owned_plan(entry, price, tdp, layout, model.model_id, demand, a, bridge, sizing)
+            plan = priced_owned_plan(entry, price, tdp, layout, model.model_id, demand, a, bridge, sizing)
             result.plans.append(plan)
-            bases.append(_owned_base(plan, sizing, layout, entry, a))
-    result.bases.extend(sorted(bases, key=lambda b: (b.plan.total_usd, b.unit))[:_BASES_PER_KIND])
+            bases.append((plan, _base_unit(layout, entry), sizing, layout))
+    # the hybrid's owned base: the cheapest server (only its plan is written here)
+    cheapest = sorted(bases, key=lambda base: (base[0].total_usd, base[1]))[:_BASES_PER_KIND]
+    for plan, unit, sizing, layout in cheapest:
+        result.bases.append(_owned_base(plan.written(), unit, sizing, layout, a))
+
+
+def _base_unit(layout: cloud.Layout, entry: AcceleratorEntry) -> str:
+    return f"server of {layout.accelerators} x {entry.id} ({layout.capacity.precision.value})"
 
 
 def _owned_base(
-    plan: CostedCandidate, sizing: OwnedSizing, layout: cloud.Layout, entry: AcceleratorEntry, a: Assumptions
+    plan: CostedCandidate, unit_name: str, sizing: OwnedSizing, layout: cloud.Layout, a: Assumptions
 ) -> BaseOption:
     unit = sizing.unit
     return BaseOption(
         plan=plan,
-        unit=f"server of {layout.accelerators} x {entry.id} ({layout.capacity.precision.value})",
+        unit=unit_name,
         owned=True,
         unit_rps=unit.planned_rps * a.target_utilisation,
         replica_rps=layout.capacity.requests_per_s * a.target_utilisation,
@@ -503,6 +510,6 @@ def _local(
                 book.record(too_busy, f"local {entry.id} at {capacity.precision.value}")
                 continue
             price = context.snapshot.hardware_prices[entry.id]
-            plan = local_plan(entry, price, _tdp(entry), capacity, model.model_id, demand, a)
+            plan = priced_local_plan(entry, price, _tdp(entry), capacity, model.model_id, demand, a)
             assert plan is not None, "local_capacity.one_stream admitted it"
             result.plans.append(plan)
