@@ -46,7 +46,7 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import REPLICA_SIZES, CapacityTable, ReplicaCapacity
 from wheretorun.engine.catalog import CloudOffer
 from wheretorun.engine.costs.arrays import FloatArray, ceil_array
-from wheretorun.engine.costs.candidate import CostedCandidate, Line, lines_total
+from wheretorun.engine.costs.candidate import CostedCandidate, Line, PricedCandidate, lines_total
 from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
 from wheretorun.engine.costs.staff import staff_lines
 from wheretorun.engine.precision import Precision
@@ -72,6 +72,7 @@ __all__ = [
     "hourly_price",
     "offer_label",
     "price_source",
+    "priced_serving_plan",
     "reserved_rate",
     "spot_price",
     "serving_cost",
@@ -423,18 +424,7 @@ def serving_plan(
     return CostedCandidate(
         option=OptionKind.CLOUD,
         label=offer_label(offer, mode),
-        setup=Setup.for_cloud(
-            model_id,
-            offer,
-            pricing_mode=mode.pricing,
-            scaling=mode.scaling,
-            instances=peak,
-            accelerators=peak * layout.accelerators,
-            accelerators_per_replica=capacity.accelerators,
-            replicas=replicas,
-            precision=capacity.precision.value,
-            serving_engine=assumptions.serving_engine.value,
-        ),
+        setup=_serving_setup(offer, mode, layout, model_id, peak, assumptions),
         lines=lines,
         months=months,
         opex_usd_per_month=sum(line.usd for line in lines) / months,
@@ -459,6 +449,52 @@ def serving_plan(
         repriced_total_usd=lambda multiplier: _total(
             serving_cost(offer, mode, layout, demand.scaled(multiplier), assumptions, hosted_usd_per_request)
         ),
+    )
+
+
+def priced_serving_plan(
+    offer: CloudOffer,
+    mode: CloudMode,
+    layout: Layout,
+    model_id: str,
+    demand: ServingDemand,
+    assumptions: Assumptions,
+    hosted_usd_per_request: float | None,
+    cost: ServingCost,
+) -> PricedCandidate:
+    """`serving_plan` priced from its `cost`, written only when it is shown."""
+
+    def write() -> CostedCandidate:
+        plan = serving_plan(offer, mode, layout, model_id, demand, assumptions, hosted_usd_per_request, cost)
+        assert plan is not None, "priced: its cost is known"
+        return plan
+
+    return PricedCandidate(
+        option=OptionKind.CLOUD,
+        label=offer_label(offer, mode),
+        setup=_serving_setup(offer, mode, layout, model_id, cost.peak_instances, assumptions),
+        total_usd=cost.total_usd,
+        months=demand.months,
+        capex_usd=0.0,
+        write=write,
+    )
+
+
+def _serving_setup(
+    offer: CloudOffer, mode: CloudMode, layout: Layout, model_id: str, peak: int, assumptions: Assumptions
+) -> Setup:
+    capacity = layout.capacity
+    return Setup.for_cloud(
+        model_id,
+        offer,
+        pricing_mode=mode.pricing,
+        scaling=mode.scaling,
+        instances=peak,
+        accelerators=peak * layout.accelerators,
+        accelerators_per_replica=capacity.accelerators,
+        replicas=peak * layout.per_instance,
+        precision=capacity.precision.value,
+        serving_engine=assumptions.serving_engine.value,
     )
 
 

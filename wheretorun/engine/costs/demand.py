@@ -10,9 +10,7 @@ same rate need the same capacity and cost the same.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import numpy as np
 
@@ -22,17 +20,6 @@ from wheretorun.engine.workload import BatchWorkload, InferenceWorkload
 __all__ = ["BatchDemand", "ServingDemand"]
 
 _SECONDS_PER_HOUR = 3600.0
-
-
-_K = TypeVar("_K")
-_V = TypeVar("_V")
-
-
-def _once(store: dict[_K, _V], key: _K, make: Callable[[], _V]) -> _V:
-    """`store[key]`, made by `make()` the first time it is asked for."""
-    if key not in store:
-        store[key] = make()
-    return store[key]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +42,9 @@ class ServingDemand:
     peak_rps: float = field(init=False)
     requests_per_month: FloatArray = field(init=False, repr=False)
     total_requests: float = field(init=False)
-    # the demands derived from this one, each made once: every plan re-priced at a volume
-    # (volume_break_even.py) scales the same demand, every owned candidate bridges the same head
+    # the demands derived from this one, each made the first time it is asked for: every plan
+    # re-priced at a volume (volume_break_even.py) scales the same demand, every owned candidate
+    # bridges the same head
     _scaled: dict[float, ServingDemand] = field(init=False, repr=False, compare=False, default_factory=dict)
     _heads: dict[int, ServingDemand] = field(init=False, repr=False, compare=False, default_factory=dict)
     _served: dict[int, float] = field(init=False, repr=False, compare=False, default_factory=dict)
@@ -88,18 +76,25 @@ class ServingDemand:
 
     def scaled(self, multiplier: float) -> ServingDemand:
         """The same traffic shape at `multiplier` x the volume."""
-        return _once(self._scaled, multiplier, lambda: self._with_rates(self.rates_rps * multiplier))
+        demand = self._scaled.get(multiplier)
+        if demand is None:
+            demand = self._scaled[multiplier] = self._with_rates(self.rates_rps * multiplier)
+        return demand
 
     def head(self, months: int) -> ServingDemand:
         """The first `months` months only (what must be served while hardware is on order)."""
-        return _once(self._heads, months, lambda: self._with_rates(self.rates_rps[:months]))
+        demand = self._heads.get(months)
+        if demand is None:
+            demand = self._heads[months] = self._with_rates(self.rates_rps[:months])
+        return demand
 
     def served_rps_hours(self, from_month: int) -> float:
         """Request-rate x hours from `from_month` on (what owned hardware serves after delivery;
         its energy is linear in it)."""
-        return _once(
-            self._served, from_month, lambda: float((self.rates_rps[from_month:] @ self.group_hours).sum())
-        )
+        served = self._served.get(from_month)
+        if served is None:
+            served = self._served[from_month] = float((self.rates_rps[from_month:] @ self.group_hours).sum())
+        return served
 
     def _with_rates(self, rates_rps: FloatArray) -> ServingDemand:
         return dataclasses.replace(self, rates_rps=rates_rps)  # the derived figures are computed anew

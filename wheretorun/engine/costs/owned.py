@@ -239,8 +239,12 @@ def owned_sizing(
     demand: ServingDemand,
     assumptions: Assumptions,
     bridge: Bridge | None,
+    unit: OwnedUnit | None = None,
 ) -> OwnedSizing:
-    unit = owned_unit(entry, price, tdp_w, layout, assumptions)
+    """Servers for the peak of `demand` and what they cost (`unit`: the same server's figures,
+    when already known; they do not depend on the demand)."""
+    if unit is None:
+        unit = owned_unit(entry, price, tdp_w, layout, assumptions)
     planned = layout.capacity.requests_per_s * assumptions.target_utilisation
     replicas = ceil_count(demand.peak_rps / planned) + demand.redundancy
     served = demand.served_rps_hours(unit.lead_months)
@@ -323,7 +327,7 @@ def owned_plan(
         ),
         repriced_total_usd=lambda multiplier: (
             owned_sizing(
-                entry, price, tdp_w, layout, demand.scaled(multiplier), assumptions, bridge
+                entry, price, tdp_w, layout, demand.scaled(multiplier), assumptions, bridge, sizing.unit
             ).total_usd
         ),
     )

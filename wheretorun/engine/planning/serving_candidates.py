@@ -212,9 +212,9 @@ def _cloud(
         None if result.best_api is None else hosted.usd_per_request(result.best_api[0], demand)
     )
     refused: set[int] = set()
-    built: dict[Choice, CostedCandidate | None] = {}  # the plans and bursts read the same choices
+    built: dict[Choice, PricedCandidate | None] = {}  # the plans and bursts read the same choices
 
-    def plan_of(choice: Choice) -> CostedCandidate | None:
+    def plan_of(choice: Choice) -> PricedCandidate | None:
         if choice in built:
             return built[choice]
         offer, layout = table.offers[choice.offer], layouts[choice.key]
@@ -226,8 +226,8 @@ def _cloud(
         plan = built[choice] = (
             None
             if cost is None
-            else cloud.serving_plan(
-                offer, choice.mode, layout, model.model_id, demand, a, hosted_per_request, cost=cost
+            else cloud.priced_serving_plan(
+                offer, choice.mode, layout, model.model_id, demand, a, hosted_per_request, cost
             )
         )
         no_fallback = spot_fallback(choice.mode.pricing, fallback_priced=False) if plan is None else None
@@ -292,10 +292,10 @@ def _priced_rows(
 def _keep_cloud_plans(
     choices: Iterable[Choice],
     groups: np.ndarray,
-    plan_of: Callable[[Choice], CostedCandidate | None],
+    plan_of: Callable[[Choice], PricedCandidate | None],
     result: ServingCandidates,
 ) -> None:
-    """Full plans for the cheapest choices, one per (accelerator, provider) and pricing mode."""
+    """Plans for the cheapest choices, one per (accelerator, provider) and pricing mode."""
     seen: set[tuple[int, str]] = set()
     for choice in choices:
         key = (int(groups[choice.offer]), choice.mode.pricing)
@@ -315,7 +315,7 @@ def _first(choices: RankedChoices, pricing: tuple[str, ...], scaling: str) -> Ch
 
 def _cloud_bursts_and_base(
     choices: RankedChoices,
-    plan_of: Callable[[Choice], CostedCandidate | None],
+    plan_of: Callable[[Choice], PricedCandidate | None],
     layouts: list[cloud.Layout],
     table: OfferTable,
     context: Context,
@@ -327,9 +327,10 @@ def _cloud_bursts_and_base(
     a = context.assumptions
     for pricing in ("on_demand",):
         choice = _first(choices, (pricing,), "autoscaled")
-        plan = plan_of(choice) if choice is not None else None
-        if choice is None or plan is None:
+        priced = plan_of(choice) if choice is not None else None
+        if choice is None or priced is None:
             continue
+        plan = priced.written()
         layout = layouts[choice.key]
         price = cloud.hourly_price(table.offers[choice.offer], choice.mode, a)
         assert price is not None, "choose_cheapest keeps priced rows only"
@@ -346,9 +347,10 @@ def _cloud_bursts_and_base(
             )
         )
     reserved = _first(choices, ("reserved_1y", "reserved_3y"), "always_on")
-    plan = plan_of(reserved) if reserved is not None else None
-    if reserved is None or plan is None:
+    priced_base = plan_of(reserved) if reserved is not None else None
+    if reserved is None or priced_base is None:
         return
+    plan = priced_base.written()
     layout = layouts[reserved.key]
     replica_rps = layout.capacity.requests_per_s * a.target_utilisation
     commitment = plan.total_usd - plan.line_usd(STAFF) - plan.line_usd(SCALED_STAFF)
