@@ -50,6 +50,7 @@ from wheretorun.engine.recommendation import (
     HybridPart,
     PlanOption,
     Recommendation,
+    RejectReason,
 )
 from wheretorun.engine.rules.budget import over_limits
 from wheretorun.engine.rules.suspect_price import candidates_snapshot, suspect_price
@@ -155,14 +156,16 @@ def _count_suspect(
         rejection = suspect_price(price.suspect_reason, constraints)
         if rejection is not None:
             context.book.record(rejection, f"{price.provider} {price.model_id}")
-    for offer in snapshot.suspect_cloud_offers:
+    offers = snapshot.suspect_cloud_offers
+    for index, offer in enumerate(offers):
+        if not context.book.wants_example(RejectReason.SUSPECT_PRICE):
+            # the examples are taken: the rest are counted (each flagged offer is one rejection)
+            rest = sum(1 for other in offers[index:] if other.suspect_reason is not None)
+            context.book.add_count(RejectReason.SUSPECT_PRICE, rest)
+            return
         rejection = suspect_price(offer.suspect_reason, constraints)
-        if rejection is None:
-            continue
-        if context.book.wants_example(rejection.reason):
+        if rejection is not None:
             context.book.record(rejection, f"{offer.provider} {offer.instance_type} {offer.region}")
-        else:
-            context.book.add_count(rejection.reason, 1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,13 +13,13 @@ from decimal import Decimal
 
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import ApiPriceOffer
-from wheretorun.engine.costs.candidate import CostedCandidate, Line, lines_total
+from wheretorun.engine.costs.candidate import CostedCandidate, Line, PricedCandidate, lines_total
 from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
 from wheretorun.engine.costs.staff import staff_lines
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import OptionKind
 
-__all__ = ["batch_plan", "label", "serving_plan", "usd_per_request", "uses_batch_tier"]
+__all__ = ["batch_plan", "label", "priced_serving_plan", "serving_plan", "usd_per_request", "uses_batch_tier"]
 
 _MILLION = 1e6
 
@@ -106,6 +106,21 @@ def serving_plan(
         repriced_total_usd=lambda multiplier: lines_total(
             serving_lines(price, demand.scaled(multiplier), assumptions)
         ),
+    )
+
+
+def priced_serving_plan(
+    price: ApiPriceOffer, model_id: str, demand: ServingDemand, assumptions: Assumptions
+) -> PricedCandidate:
+    """`serving_plan` priced, written only when it is shown."""
+    return PricedCandidate(
+        option=OptionKind.HOSTED_API,
+        label=label(price),
+        setup=Setup.for_hosted(model_id, price, "api"),
+        total_usd=lines_total(serving_lines(price, demand, assumptions)),
+        months=demand.months,
+        capex_usd=0.0,
+        write=lambda: serving_plan(price, model_id, demand, assumptions),
     )
 
 

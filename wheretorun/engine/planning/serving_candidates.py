@@ -111,19 +111,21 @@ def _hosted(
     context: Context,
     result: ServingCandidates,
 ) -> None:
-    priced: list[tuple[CostedCandidate, ApiPriceOffer, str]] = []
+    priced: list[tuple[PricedCandidate, ApiPriceOffer, str]] = []
     for price, model_id in rows:
         rejection = first_failing.hosted_row(price, demand.tokens_per_request, context.constraints)
         result.evaluated += 1
         if rejection is not None:
             context.book.record(rejection, hosted.label(price))
             continue
-        priced.append((hosted.serving_plan(price, model_id, demand, context.assumptions), price, model_id))
+        plan = hosted.priced_serving_plan(price, model_id, demand, context.assumptions)
+        priced.append((plan, price, model_id))
     result.plans.extend(plan for plan, _, _ in priced)
     if priced:
-        best, price, model_id = min(priced, key=lambda item: (item[0].total_usd, item[0].label))
+        cheapest, price, model_id = min(priced, key=lambda item: (item[0].total_usd, item[0].label))
         result.best_api = (price, model_id)
         per_rps_hour = hosted.usd_per_request(price, demand) * 3600
+        best = cheapest.written()
         result.bursts.append(BurstOption(best, best.label, True, 0.0, 0.0, per_rps_hour))
 
 
