@@ -17,7 +17,8 @@ from sqlalchemy.orm import Session
 from wheretorun.engine.caches import clear_caches
 from wheretorun.pricing.snapshot import SnapshotCache
 from wheretorun.services.recommendation_schemas import RecommendationCreate
-from wheretorun.services.recommendations import recommend_for
+from wheretorun.services.recommendations import recommend_for, run_recommendation
+from wheretorun.services.snapshot_recommendations import recommendation_read
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -125,3 +126,23 @@ def test_a_cached_capacity_table_serves_another_volume(session: Session, daily: 
     cached = _answer(session, body, snapshots)
     clear_caches()
     assert cached == _answer(session, body, snapshots)
+
+
+@pytest.mark.parametrize("limit", [1, 2, 5, 10, 100])
+def test_writing_up_only_the_shown_options_changes_no_answer(session: Session, limit: int) -> None:
+    """The engine writes up only the options an answer shows (and the best of each kind): every
+    example and generated workload answers exactly as when the whole shortlist is written."""
+    snapshots = SnapshotCache()
+    bodies = _examples() + _generated()
+    cut = 0  # workloads whose whole shortlist is longer than the limit: the case under test
+    for index, body in enumerate(bodies):
+        request = RecommendationCreate.model_validate({**body, "limit": limit})
+        whole = run_recommendation(
+            session, request.workload, request.constraints, request.assumptions, None, snapshots
+        )
+        cut += len(whole.options) > limit
+        expected = recommendation_read(whole, limit).model_dump(mode="json")
+        assert recommend_for(session, request, snapshots).model_dump(mode="json") == expected, (
+            f"workload {index}"
+        )
+    assert cut >= (len(bodies) // 2 if limit <= 10 else 0)

@@ -1,0 +1,216 @@
+"""Candidates ranked on their totals and written as plans only when shown (`PricedCandidate`):
+what is ranked must be what is written, for every cost model that prices this way, and a plan
+is written once."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from tests.unit.recommend_catalog import (
+    ACCELERATORS,
+    DEEPINFRA_70B,
+    HARDWARE,
+    P5,
+    TOGETHER_8B,
+    cloud_offer,
+    snapshot,
+)
+from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.capacity import ReplicaCapacity
+from wheretorun.engine.costs import cloud, hosted
+from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate
+from wheretorun.engine.costs.demand import ServingDemand
+from wheretorun.engine.costs.owned import (
+    Rental,
+    local_plan,
+    owned_plan,
+    owned_sizing,
+    priced_local_plan,
+    priced_owned_plan,
+)
+from wheretorun.engine.planning.rejections import EXAMPLES_PER_GROUP
+from wheretorun.engine.precision import Precision
+from wheretorun.engine.recommend import recommend
+from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.workload import Constraints, InferenceWorkload, OptionKind
+
+H100 = ACCELERATORS["h100-sxm"]
+VOLUMES_RPS = (0.001, 0.05, 3.0, 40.0)
+
+
+def _capacity(requests_per_s: float, accelerators: int = 4, single_stream: float = 0.2) -> ReplicaCapacity:
+    return ReplicaCapacity(
+        "h100-sxm",
+        accelerators,
+        Precision.FP8,
+        None,
+        "",
+        requests_per_s,
+        64,
+        100.0,
+        40.0,
+        requests_per_s * 100,
+        70.0,
+        280.0,
+        single_stream,
+        100.0,
+        20.0,
+    )
+
+
+def _demand(requests_per_s: float) -> ServingDemand:
+    workload = InferenceWorkload(
+        models=("m",), requests_per_day=requests_per_s * 86_400, input_tokens=900, output_tokens=300
+    )
+    return ServingDemand.from_workload(workload, 36, 730.0)
+
+
+def _same_ranking_fields(priced: PricedCandidate, plan: CostedCandidate) -> None:
+    assert priced.option == plan.option
+    assert priced.label == plan.label
+    assert priced.setup == plan.setup
+    assert priced.total_usd == plan.total_usd  # exactly: the ranking and the answer must agree
+    assert priced.months == plan.months
+    assert priced.capex_usd == plan.capex_usd
+    assert priced.usd_per_month == plan.usd_per_month
+
+
+@pytest.mark.parametrize("requests_per_s", VOLUMES_RPS)
+@pytest.mark.parametrize("bridged", [False, True])
+def test_an_owned_candidate_is_ranked_on_what_its_plan_costs(requests_per_s: float, bridged: bool) -> None:
+    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
+    assumptions = Assumptions()
+    demand = _demand(requests_per_s)
+    mode = cloud.CloudMode("on_demand", "autoscaled")
+
+    def bridge(head: ServingDemand) -> Rental | None:
+        cost = cloud.serving_cost(P5, mode, layout, head, assumptions)
+        return None if cost is None else Rental("p5 on demand", cost.total_usd)
+
+    rental = bridge if bridged else None
+    sizing = owned_sizing(H100, HARDWARE["h100-sxm"], 700.0, layout, demand, assumptions, rental)
+    priced = priced_owned_plan(
+        H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, assumptions, rental, sizing
+    )
+    plan = owned_plan(H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, assumptions, rental)
+    _same_ranking_fields(priced, plan)
+    assert priced.written() == plan
+    assert bridged == (plan.line_usd("rental during lead time") > 0)
+
+
+def test_owned_re_pricing_with_the_same_server_figures_costs_what_a_new_plan_costs() -> None:
+    """The break-even search re-prices the owned plan from the server figures it already has."""
+    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
+    assumptions = Assumptions(hardware_lead_time_months=0)
+    demand = _demand(3.0)
+    plan = owned_plan(H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, assumptions, None)
+    assert plan.repriced_total_usd is not None
+    for multiplier in (1 / 64, 0.25, 4.0, 64.0):
+        again = owned_plan(
+            H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand.scaled(multiplier), assumptions, None
+        )
+        assert plan.repriced_total_usd(multiplier) == again.total_usd
+    assert plan.repriced_total_usd(64.0) > plan.total_usd  # more load needs more servers
+
+
+@pytest.mark.parametrize("requests_per_s", VOLUMES_RPS)
+def test_a_local_card_is_priced_exactly_when_it_can_serve(requests_per_s: float) -> None:
+    card = ACCELERATORS["rtx-4090"]
+    capacity = _capacity(5.0, accelerators=1, single_stream=0.5)
+    demand, assumptions = _demand(requests_per_s), Assumptions()
+    priced = priced_local_plan(card, HARDWARE["rtx-4090"], 450.0, capacity, "m", demand, assumptions)
+    plan = local_plan(card, HARDWARE["rtx-4090"], 450.0, capacity, "m", demand, assumptions)
+    assert (priced is None) == (plan is None)
+    if plan is not None:
+        assert priced is not None
+        _same_ranking_fields(priced, plan)
+        assert priced.written() == plan
+        assert plan.repriced_total_usd is not None
+        assert plan.repriced_total_usd(1.0) == plan.total_usd
+    else:
+        assert requests_per_s > 0.05  # one stream at 0.5 requests/s serves the small volumes
+
+
+@pytest.mark.parametrize("pricing", ["on_demand", "spot", "reserved_1y"])
+@pytest.mark.parametrize("requests_per_s", VOLUMES_RPS)
+def test_a_cloud_candidate_is_ranked_on_what_its_plan_costs(pricing: str, requests_per_s: float) -> None:
+    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
+    mode = cloud.CloudMode(pricing, "always_on" if pricing.startswith("reserved") else "autoscaled")
+    demand, assumptions = _demand(requests_per_s), Assumptions()
+    per_request = hosted.usd_per_request(DEEPINFRA_70B, demand)
+    cost = cloud.serving_cost(P5, mode, layout, demand, assumptions, per_request)
+    assert cost is not None, "P5 has on-demand, spot and committed prices"
+    priced = cloud.priced_serving_plan(P5, mode, layout, "m", demand, assumptions, per_request, cost)
+    plan = cloud.serving_plan(P5, mode, layout, "m", demand, assumptions, per_request)
+    assert plan is not None
+    _same_ranking_fields(priced, plan)
+    assert priced.written() == plan
+
+
+@pytest.mark.parametrize("requests_per_s", VOLUMES_RPS)
+def test_a_hosted_candidate_is_ranked_on_what_its_plan_costs(requests_per_s: float) -> None:
+    demand, assumptions = _demand(requests_per_s), Assumptions()
+    priced = hosted.priced_serving_plan(TOGETHER_8B, "llama-3.1-8b", demand, assumptions)
+    plan = hosted.serving_plan(TOGETHER_8B, "llama-3.1-8b", demand, assumptions)
+    _same_ranking_fields(priced, plan)
+    assert priced.written() == plan
+
+
+def test_a_plan_is_written_once() -> None:
+    writes: list[int] = []
+    demand, assumptions = _demand(1.0), Assumptions()
+    plan = hosted.serving_plan(TOGETHER_8B, "llama-3.1-8b", demand, assumptions)
+
+    def write() -> CostedCandidate:
+        writes.append(1)
+        return plan
+
+    priced = dataclasses.replace(
+        hosted.priced_serving_plan(TOGETHER_8B, "llama-3.1-8b", demand, assumptions), write=write
+    )
+    assert priced.written() is priced.written() is plan
+    assert writes == [1]
+
+
+def test_a_written_plan_that_costs_other_than_its_ranking_is_refused() -> None:
+    demand, assumptions = _demand(1.0), Assumptions()
+    priced = hosted.priced_serving_plan(TOGETHER_8B, "llama-3.1-8b", demand, assumptions)
+    dearer = hosted.serving_plan(TOGETHER_8B, "llama-3.1-8b", demand.scaled(2.0), assumptions)
+    with pytest.raises(AssertionError):
+        dataclasses.replace(priced, write=lambda: dearer).written()
+
+
+@pytest.mark.parametrize("suspect", [0, 1, EXAMPLES_PER_GROUP, EXAMPLES_PER_GROUP + 4])
+def test_every_suspect_offer_is_counted_and_the_first_ones_are_the_examples(suspect: int) -> None:
+    offers = tuple(
+        dataclasses.replace(
+            cloud_offer(100 + index, f"p5.suspect{index}", "h100-sxm", "8", "1.00", None),
+            suspect_reason=f"implausibly cheap ({index})",
+        )
+        for index in range(suspect)
+    )
+    workload = InferenceWorkload(
+        models=("llama-3.1-8b",), requests_per_day=300, input_tokens=800, output_tokens=200
+    )
+    result = recommend(workload, Constraints(), Assumptions(), snapshot(suspect_cloud_offers=offers))
+    groups = {group.reason: group for group in result.rejected}
+    if not suspect:
+        assert RejectReason.SUSPECT_PRICE not in groups
+        return
+    group = groups[RejectReason.SUSPECT_PRICE]
+    assert group.count == suspect
+    shown = min(suspect, EXAMPLES_PER_GROUP)
+    assert group.examples == tuple(
+        f"aws p5.suspect{index} us-east-1: implausibly cheap ({index})" for index in range(shown)
+    )
+    # asked for, they are candidates and nothing is rejected as suspect
+    included = recommend(
+        workload,
+        Constraints(include_suspect_prices=True),
+        Assumptions(),
+        snapshot(suspect_cloud_offers=offers),
+    )
+    assert RejectReason.SUSPECT_PRICE not in {group.reason for group in included.rejected}
+    assert any(option.option == OptionKind.CLOUD for option in included.options)
