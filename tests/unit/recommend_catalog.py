@@ -29,6 +29,7 @@ import datetime as dt
 from decimal import Decimal
 
 from wheretorun.engine import AcceleratorSpec, ModelArchitecture
+from wheretorun.engine.capacity import ReplicaCapacity
 from wheretorun.engine.catalog import (
     AcceleratorEntry,
     ApiPriceOffer,
@@ -38,6 +39,7 @@ from wheretorun.engine.catalog import (
     HardwarePrice,
     ModelEntry,
 )
+from wheretorun.engine.precision import Precision
 from wheretorun.engine.specs import MemoryKind
 
 AS_OF = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
@@ -260,3 +262,27 @@ def snapshot(**changes: object) -> CatalogSnapshot:
         hardware_prices=HARDWARE,
     )
     return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+
+
+def replica_capacity(
+    requests_per_s: float, accelerators: int = 4, single_stream: float = 0.2
+) -> ReplicaCapacity:
+    """A sized replica of H100s at FP8 serving `requests_per_s` within its latency targets (the
+    cost models' tests set the capacity directly instead of estimating it)."""
+    return ReplicaCapacity(
+        "h100-sxm",
+        accelerators,
+        Precision.FP8,
+        None,
+        "",
+        requests_per_s,
+        64,
+        100.0,
+        40.0,
+        requests_per_s * 100,
+        70.0,
+        280.0,
+        single_stream,
+        100.0,
+        20.0,
+    )

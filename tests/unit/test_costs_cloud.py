@@ -8,13 +8,12 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from tests.unit.recommend_catalog import GCP_H100, P5
+from tests.unit.recommend_catalog import GCP_H100, P5, replica_capacity
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import ReplicaCapacity
 from wheretorun.engine.catalog import CommitmentTerm
 from wheretorun.engine.costs import cloud
 from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
-from wheretorun.engine.precision import Precision
 from wheretorun.engine.workload import BatchWorkload, InferenceWorkload
 
 ON_DEMAND = cloud.CloudMode("on_demand", "autoscaled")
@@ -106,23 +105,7 @@ def test_gpu_slices_are_not_whole_accelerators() -> None:
 
 
 def _capacity(requests_per_s: float) -> ReplicaCapacity:
-    return ReplicaCapacity(
-        "h100-sxm",
-        4,
-        Precision.FP8,
-        None,
-        "",
-        requests_per_s,
-        64,
-        100.0,
-        40.0,
-        requests_per_s * 100,
-        70.0,
-        280.0,
-        0.5,
-        100.0,
-        20.0,
-    )
+    return replica_capacity(requests_per_s, single_stream=0.5)
 
 
 def test_a_batch_job_takes_enough_instances_to_meet_its_deadline() -> None:

@@ -6,37 +6,15 @@ from decimal import Decimal
 
 import pytest
 
-from tests.unit.recommend_catalog import ACCELERATORS, DEEPINFRA_70B, HARDWARE, P5
+from tests.unit.recommend_catalog import ACCELERATORS, DEEPINFRA_70B, HARDWARE, P5, replica_capacity
 from wheretorun.engine.assumptions import Assumptions
-from wheretorun.engine.capacity import ReplicaCapacity
 from wheretorun.engine.catalog import HardwarePrice
 from wheretorun.engine.costs import cloud, hosted
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import Rental, local_plan, owned_plan, server_capex_usd, server_size
-from wheretorun.engine.precision import Precision
 from wheretorun.engine.workload import InferenceWorkload, OptionKind
 
 H100 = ACCELERATORS["h100-sxm"]
-
-
-def _capacity(requests_per_s: float, accelerators: int = 4, single_stream: float = 0.2) -> ReplicaCapacity:
-    return ReplicaCapacity(
-        "h100-sxm",
-        accelerators,
-        Precision.FP8,
-        None,
-        "",
-        requests_per_s,
-        64,
-        100.0,
-        40.0,
-        requests_per_s * 100,
-        70.0,
-        280.0,
-        single_stream,
-        100.0,
-        20.0,
-    )
 
 
 def _demand(requests_per_s: float, redundancy: int = 0) -> ServingDemand:
@@ -56,7 +34,7 @@ def test_server_sizes_follow_the_form_factor() -> None:
 
 
 def test_servers_are_sized_for_the_peak_with_spares_and_the_lines_add_up() -> None:
-    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
+    layout = cloud.Layout(replica_capacity(10.0), per_instance=2, accelerators=8)
     assumptions = Assumptions(hardware_lead_time_months=0)
     plan = owned_plan(
         H100, HARDWARE["h100-sxm"], 700.0, layout, "m", _demand(40.0, redundancy=1), assumptions, None
@@ -72,7 +50,7 @@ def test_servers_are_sized_for_the_peak_with_spares_and_the_lines_add_up() -> No
 
 
 def test_the_lead_time_is_bridged_by_renting_or_flagged() -> None:
-    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
+    layout = cloud.Layout(replica_capacity(10.0), per_instance=2, accelerators=8)
     demand = _demand(5.0)
     mode = cloud.CloudMode("on_demand", "autoscaled")
     assumptions = Assumptions()
@@ -94,7 +72,7 @@ def test_the_lead_time_is_bridged_by_renting_or_flagged() -> None:
 
 def test_a_local_card_serves_one_user_only() -> None:
     card = ACCELERATORS["rtx-4090"]
-    capacity = _capacity(5.0, accelerators=1, single_stream=0.5)
+    capacity = replica_capacity(5.0, accelerators=1, single_stream=0.5)
     assumptions = Assumptions()
     assert local_plan(card, HARDWARE["rtx-4090"], 450.0, capacity, "m", _demand(1.0), assumptions) is None
     plan = local_plan(card, HARDWARE["rtx-4090"], 450.0, capacity, "m", _demand(0.01), assumptions)
@@ -114,7 +92,7 @@ def test_server_overhead_applies_to_chip_prices_only() -> None:
 
 
 def test_owned_and_local_options_state_their_price_per_accelerator_hour() -> None:
-    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
+    layout = cloud.Layout(replica_capacity(10.0), per_instance=2, accelerators=8)
     assumptions = Assumptions(hardware_lead_time_months=0)
     plan = owned_plan(H100, HARDWARE["h100-sxm"], 700.0, layout, "m", _demand(40.0), assumptions, None)
     accelerator_hours = plan.setup.accelerator_count * 730 * 36  # type: ignore[operator]
@@ -129,7 +107,7 @@ def test_a_repriced_total_is_the_total_of_the_plan_repriced(multiplier: float) -
     `reprice` builds, for owned servers (with their lead-time rental), cloud spot serving (with
     its fallback), a hosted API and a local card (None past one stream), at volumes from 1/64 x
     to 64 x."""
-    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
+    layout = cloud.Layout(replica_capacity(10.0), per_instance=2, accelerators=8)
     demand, assumptions, card = _demand(5.0), Assumptions(), ACCELERATORS["rtx-4090"]
     on_demand, spot = cloud.CloudMode("on_demand", "autoscaled"), cloud.CloudMode("spot", "autoscaled")
 
@@ -145,7 +123,7 @@ def test_a_repriced_total_is_the_total_of_the_plan_repriced(multiplier: float) -
             card,
             HARDWARE["rtx-4090"],
             450.0,
-            _capacity(1.0, 1, 50.0),
+            replica_capacity(1.0, 1, 50.0),
             "m",
             demand,
             assumptions,

@@ -15,10 +15,10 @@ from tests.unit.recommend_catalog import (
     P5,
     TOGETHER_8B,
     cloud_offer,
+    replica_capacity,
     snapshot,
 )
 from wheretorun.engine.assumptions import Assumptions
-from wheretorun.engine.capacity import ReplicaCapacity
 from wheretorun.engine.costs import cloud, hosted
 from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate
 from wheretorun.engine.costs.demand import ServingDemand
@@ -31,33 +31,12 @@ from wheretorun.engine.costs.owned import (
     priced_owned_plan,
 )
 from wheretorun.engine.planning.rejections import EXAMPLES_PER_GROUP
-from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommend import recommend
 from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.workload import Constraints, InferenceWorkload, OptionKind
 
 H100 = ACCELERATORS["h100-sxm"]
 VOLUMES_RPS = (0.001, 0.05, 3.0, 40.0)
-
-
-def _capacity(requests_per_s: float, accelerators: int = 4, single_stream: float = 0.2) -> ReplicaCapacity:
-    return ReplicaCapacity(
-        "h100-sxm",
-        accelerators,
-        Precision.FP8,
-        None,
-        "",
-        requests_per_s,
-        64,
-        100.0,
-        40.0,
-        requests_per_s * 100,
-        70.0,
-        280.0,
-        single_stream,
-        100.0,
-        20.0,
-    )
 
 
 def _demand(requests_per_s: float) -> ServingDemand:
@@ -80,7 +59,7 @@ def _same_ranking_fields(priced: PricedCandidate, plan: CostedCandidate) -> None
 @pytest.mark.parametrize("requests_per_s", VOLUMES_RPS)
 @pytest.mark.parametrize("bridged", [False, True])
 def test_an_owned_candidate_is_ranked_on_what_its_plan_costs(requests_per_s: float, bridged: bool) -> None:
-    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
+    layout = cloud.Layout(replica_capacity(10.0), per_instance=2, accelerators=8)
     assumptions = Assumptions()
     demand = _demand(requests_per_s)
     mode = cloud.CloudMode("on_demand", "autoscaled")
@@ -102,7 +81,7 @@ def test_an_owned_candidate_is_ranked_on_what_its_plan_costs(requests_per_s: flo
 
 def test_owned_re_pricing_with_the_same_server_figures_costs_what_a_new_plan_costs() -> None:
     """The break-even search re-prices the owned plan from the server figures it already has."""
-    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
+    layout = cloud.Layout(replica_capacity(10.0), per_instance=2, accelerators=8)
     assumptions = Assumptions(hardware_lead_time_months=0)
     demand = _demand(3.0)
     plan = owned_plan(H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, assumptions, None)
@@ -118,7 +97,7 @@ def test_owned_re_pricing_with_the_same_server_figures_costs_what_a_new_plan_cos
 @pytest.mark.parametrize("requests_per_s", VOLUMES_RPS)
 def test_a_local_card_is_priced_exactly_when_it_can_serve(requests_per_s: float) -> None:
     card = ACCELERATORS["rtx-4090"]
-    capacity = _capacity(5.0, accelerators=1, single_stream=0.5)
+    capacity = replica_capacity(5.0, accelerators=1, single_stream=0.5)
     demand, assumptions = _demand(requests_per_s), Assumptions()
     priced = priced_local_plan(card, HARDWARE["rtx-4090"], 450.0, capacity, "m", demand, assumptions)
     plan = local_plan(card, HARDWARE["rtx-4090"], 450.0, capacity, "m", demand, assumptions)
@@ -136,7 +115,7 @@ def test_a_local_card_is_priced_exactly_when_it_can_serve(requests_per_s: float)
 @pytest.mark.parametrize("pricing", ["on_demand", "spot", "reserved_1y"])
 @pytest.mark.parametrize("requests_per_s", VOLUMES_RPS)
 def test_a_cloud_candidate_is_ranked_on_what_its_plan_costs(pricing: str, requests_per_s: float) -> None:
-    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
+    layout = cloud.Layout(replica_capacity(10.0), per_instance=2, accelerators=8)
     mode = cloud.CloudMode(pricing, "always_on" if pricing.startswith("reserved") else "autoscaled")
     demand, assumptions = _demand(requests_per_s), Assumptions()
     per_request = hosted.usd_per_request(DEEPINFRA_70B, demand)
