@@ -130,8 +130,9 @@ def test_a_cached_capacity_table_serves_another_volume(session: Session, daily: 
 
 @pytest.mark.parametrize("limit", [1, 2, 5, 10, 100])
 def test_writing_up_only_the_shown_options_changes_no_answer(session: Session, limit: int) -> None:
-    """The engine writes up only the options an answer shows (and the best of each kind): every
-    example and generated workload answers exactly as when the whole shortlist is written."""
+    """The engine writes up only the options an answer shows (and the best of each kind): for
+    every example and generated workload, the first `limit` options, the best of each kind and
+    the answer are exactly those of the whole shortlist."""
     snapshots = SnapshotCache()
     bodies = _examples() + _generated()
     cut = 0  # workloads whose whole shortlist is longer than the limit: the case under test
@@ -141,6 +142,11 @@ def test_writing_up_only_the_shown_options_changes_no_answer(session: Session, l
             session, request.workload, request.constraints, request.assumptions, None, snapshots
         )
         cut += len(whole.options) > limit
+        limited = run_recommendation(
+            session, request.workload, request.constraints, request.assumptions, None, snapshots, limit=limit
+        )
+        assert limited.options == whole.options[:limit], f"workload {index}"
+        assert limited.best_per_option == whole.best_per_option, f"workload {index}"
         expected = recommendation_read(whole, limit).model_dump(mode="json")
         assert recommend_for(session, request, snapshots).model_dump(mode="json") == expected, (
             f"workload {index}"

@@ -154,7 +154,8 @@ def _best_repriceable(workload: InferenceWorkload) -> list[CostedCandidate]:
     )
     best: dict[OptionKind, CostedCandidate] = {}
     for plan in sorted(candidates.plans, key=lambda p: p.total_usd):
-        best.setdefault(plan.option, plan)
+        if plan.option not in best:
+            best[plan.option] = plan.written()
     return [plan for plan in best.values() if plan.reprice is not None]
 
 

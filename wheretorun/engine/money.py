@@ -22,4 +22,4 @@ _ZERO = Decimal(0)
 def rounded(value: float, step: Decimal = CENT) -> Decimal:
     """`value` (finite) rounded half-even to `step`, as an exact Decimal (never -0)."""
     exact = Decimal(value).quantize(step, rounding=ROUND_HALF_EVEN, context=_WIDE)
-    return _WIDE.add(exact, _ZERO) if exact.is_zero() else exact  # + 0 turns -0 into 0
+    return _WIDE.add(exact, _ZERO)  # + 0 turns -0 into 0

@@ -50,7 +50,6 @@ from wheretorun.engine.recommendation import (
     HybridPart,
     PlanOption,
     Recommendation,
-    RejectReason,
 )
 from wheretorun.engine.rules.budget import over_limits
 from wheretorun.engine.rules.suspect_price import candidates_snapshot, suspect_price
@@ -84,15 +83,17 @@ def recommend(
     snapshot: CatalogSnapshot,
     efficiency: EfficiencyTable = DEFAULT_EFFICIENCY,
     explain_infeasible: bool = True,
-    shown: int | None = None,
+    limit: int | None = None,
 ) -> Recommendation:
     """Ranked, costed, explained options for `workload`, and the candidates rejected on the way.
     When nothing is feasible (and `explain_infeasible`), each constraint is relaxed alone to name
     the ones that bind and the cheapest option relaxing each would admit.
 
-    `shown`: how many ranked options the caller shows (None: the whole shortlist). Only those,
-    and the best of each option kind wherever it ranks, are written up as options; the ones left
-    out would be identical to the whole shortlist's, so `options[:shown]` is unchanged."""
+    `limit`: how many ranked options to write up (None: the whole shortlist). `options` are then
+    the first `limit` of the whole shortlist's, and `best_per_option` is unchanged (the best of
+    a kind that ranks lower is written up for it alone)."""
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit}")
     context = Context(constraints, assumptions, candidates_snapshot(snapshot, constraints), efficiency)
     _count_suspect(snapshot, workload, constraints, context)
     found = _candidates(workload, context)
@@ -108,10 +109,16 @@ def recommend(
     # them) and the best of each kind (the break-even re-prices them)
     leaders = [plan.written() for plan, _ in rows[:2]]
     best = {kind: plan.written() for kind, plan in best_ranked.items()}
-    options = tuple(
-        _option(plan.written(), rank, leaders, hybrid, others) for rank, plan, others in _shown(rows, shown)
-    )
-    by_kind = {option.option: option for option in reversed(options)}
+
+    def option_at(rank: int) -> PlanOption:
+        plan, others = rows[rank]
+        return _option(plan.written(), rank, leaders, hybrid, others)
+
+    options = tuple(option_at(rank) for rank in range(len(rows) if limit is None else min(limit, len(rows))))
+    by_kind = {
+        kind: options[rank] if rank < len(options) else option_at(rank)
+        for kind, rank in _first_of_each_kind(rows).items()
+    }
     binding = (
         _binding_constraints(workload, constraints, assumptions, snapshot, efficiency)
         if not options and explain_infeasible
@@ -120,7 +127,7 @@ def recommend(
     return Recommendation(
         workload_kind=found.kind,
         options=options,
-        best_per_option=MappingProxyType({k: by_kind[k] for k in OptionKind if k in by_kind}),
+        best_per_option=MappingProxyType(by_kind),
         rejected=context.book.groups(),
         assumptions=assumptions,
         assumption_sources=MappingProxyType(assumptions.sources()),
@@ -156,16 +163,14 @@ def _count_suspect(
         rejection = suspect_price(price.suspect_reason, constraints)
         if rejection is not None:
             context.book.record(rejection, f"{price.provider} {price.model_id}")
-    offers = snapshot.suspect_cloud_offers
-    for index, offer in enumerate(offers):
-        if not context.book.wants_example(RejectReason.SUSPECT_PRICE):
-            # the examples are taken: the rest are counted (each flagged offer is one rejection)
-            rest = sum(1 for other in offers[index:] if other.suspect_reason is not None)
-            context.book.add_count(RejectReason.SUSPECT_PRICE, rest)
-            return
+    for offer in snapshot.suspect_cloud_offers:
         rejection = suspect_price(offer.suspect_reason, constraints)
-        if rejection is not None:
+        if rejection is None:
+            continue
+        if context.book.wants_example(rejection.reason):
             context.book.record(rejection, f"{offer.provider} {offer.instance_type} {offer.region}")
+        else:
+            context.book.add_count(rejection.reason, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,20 +312,12 @@ def _shortlist(
     return [(plan, tuple(others)) for plan, others in shortlist]
 
 
-def _shown(
-    rows: Sequence[tuple[Candidate, tuple[str, ...]]], shown: int | None
-) -> list[tuple[int, Candidate, tuple[str, ...]]]:
-    """(rank index, plan, folded labels) of the first `shown` rows and of the first row of each
-    option kind (`best_per_option` reads those), in rank order."""
-    first_of_kind: dict[OptionKind, int] = {}
-    for index, (plan, _) in enumerate(rows):
-        first_of_kind.setdefault(plan.option, index)
-    wanted = set(first_of_kind.values())
-    return [
-        (index, plan, others)
-        for index, (plan, others) in enumerate(rows)
-        if shown is None or index < shown or index in wanted
-    ]
+def _first_of_each_kind(rows: Sequence[tuple[Candidate, tuple[str, ...]]]) -> dict[OptionKind, int]:
+    """The rank (index) of the first row of each option kind, in the order of `OptionKind`."""
+    first: dict[OptionKind, int] = {}
+    for rank, (plan, _) in enumerate(rows):
+        first.setdefault(plan.option, rank)
+    return {kind: first[kind] for kind in OptionKind if kind in first}
 
 
 # ---- when nothing is feasible ------------------------------------------------------------------
@@ -391,6 +388,7 @@ def _binding_constraints(
                 snapshot,
                 efficiency,
                 explain_infeasible=False,
+                limit=1,  # only the cheapest option each relaxation admits is read
             )
         except InvalidSpec:
             continue

@@ -40,11 +40,11 @@ def run_recommendation(
     as_of: dt.datetime | None,
     snapshots: SnapshotCache,
     prefix: str = "body",
-    shown: int | None = None,
+    limit: int | None = None,
 ) -> Recommendation:
     resolve = partial(resolve_accelerator_id, session)
     inputs = engine_inputs(workload, constraints, assumptions, resolve, prefix)
-    return recommend_on_snapshot(inputs, snapshots.get(session, as_of), prefix, shown)
+    return recommend_on_snapshot(inputs, snapshots.get(session, as_of), prefix, limit)
 
 
 def recommend_for(
@@ -57,6 +57,6 @@ def recommend_for(
         else read_point(session, body.as_of, body.catalog_version, "body.catalog_version").as_of
     )
     recommendation = run_recommendation(
-        session, body.workload, body.constraints, body.assumptions, as_of, snapshots, shown=body.limit
+        session, body.workload, body.constraints, body.assumptions, as_of, snapshots, limit=body.limit
     )
     return recommendation_read(recommendation, body.limit)

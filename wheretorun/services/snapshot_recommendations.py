@@ -205,12 +205,12 @@ def engine_inputs(
 
 
 def recommend_on_snapshot(
-    inputs: EngineInputs, snapshot: CatalogSnapshot, prefix: str = "body", shown: int | None = None
+    inputs: EngineInputs, snapshot: CatalogSnapshot, prefix: str = "body", limit: int | None = None
 ) -> Recommendation:
-    """The engine's recommendation; with `shown`, only the first `shown` options (and the best of
-    each kind) are written up, which is all `recommendation_read(..., shown)` reads."""
+    """The engine's recommendation; with `limit`, only the first `limit` options (and the best of
+    each kind) are written up, which is all `recommendation_read(..., limit)` reads."""
     _check_models(inputs[0], snapshot.models, f"{prefix}.workload")
-    return engine_call(prefix, lambda: recommend(*inputs, snapshot, shown=shown))
+    return engine_call(prefix, lambda: recommend(*inputs, snapshot, limit=limit))
 
 
 def recommend_on_cached_snapshot(
@@ -226,7 +226,7 @@ def recommend_on_cached_snapshot(
     if any(name not in snapshot.accelerators for name in names):
         return None
     inputs = engine_inputs(body.workload, body.constraints, body.assumptions, _catalog_id)
-    return recommendation_read(recommend_on_snapshot(inputs, snapshot, shown=body.limit), body.limit)
+    return recommendation_read(recommend_on_snapshot(inputs, snapshot, limit=body.limit), body.limit)
 
 
 def reads_now(body: RecommendationCreate) -> bool:

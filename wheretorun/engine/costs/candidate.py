@@ -4,6 +4,11 @@
 re-sizes and re-prices the same configuration at another volume (used by the break-even
 search); it is None where that makes no sense. `repriced_total_usd`, where a cost model gives
 it, is the same total computed from the same cost lines without the plan around them.
+
+A `PricedCandidate` is a serving candidate known by its total, label and setup only: what the
+budgets, the ranking, the de-duplication and the folding read. Its `CostedCandidate` (the plan:
+lines with notes, risks, facts, the price's source) is written by `written()` for the few that the
+answer shows; `CostedCandidate.written()` is the plan itself, so the recommender ranks both alike.
 """
 
 from __future__ import annotations
@@ -118,13 +123,14 @@ class CostedCandidate:
 
 @dataclass(frozen=True, slots=True)
 class PricedCandidate:
-    """A candidate priced to its total, its plan written only when the answer shows it.
+    """A serving candidate priced to its total, its plan written only when the answer shows it.
 
-    Owned servers and local cards are costed by the dozen per request and few of them reach the
-    answer. Budgets, ranking, de-duplication and folding read only the fields here, so the cost
-    lines with their notes, the risks and the facts (`CostedCandidate`) are written by `write`
-    for the plans shown, the best of each kind and the hybrid's base. `written()` writes the
-    plan once and checks it costs what was ranked."""
+    Hosted prices, cloud offers, owned servers and local cards are costed by the dozen per request
+    and few of them reach the answer. Budgets, ranking, de-duplication and folding read only the
+    fields here, so the cost lines with their notes, the risks and the facts (`CostedCandidate`)
+    are written by `write` for the options shown, the best of each kind (the break-even re-prices
+    them) and the hybrid's bases and bursts. `written()` writes the plan once (the same object
+    thereafter, as the ranking compares by identity) and checks it is the candidate ranked."""
 
     option: OptionKind
     label: str
@@ -142,7 +148,15 @@ class PricedCandidate:
     def written(self) -> CostedCandidate:
         if self._plan is None:
             plan = self.write()
-            assert (plan.total_usd, plan.label) == (self.total_usd, self.label), self.label
+            ranked = (self.option, self.label, self.setup, self.total_usd, self.months, self.capex_usd)
+            assert (
+                plan.option,
+                plan.label,
+                plan.setup,
+                plan.total_usd,
+                plan.months,
+                plan.capex_usd,
+            ) == ranked
             object.__setattr__(self, "_plan", plan)
         assert self._plan is not None
         return self._plan

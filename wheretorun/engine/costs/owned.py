@@ -302,8 +302,8 @@ def owned_plan(
     )
     return CostedCandidate(
         option=OptionKind.OWNED,
-        label=owned_label(entry, layout, sizing),
-        setup=owned_setup(entry, layout, sizing, model_id, assumptions),
+        label=_owned_label(entry, layout, sizing),
+        setup=_owned_setup(entry, layout, sizing, model_id, assumptions),
         lines=lines,
         months=demand.months,
         capex_usd=sizing.capex_usd,
@@ -333,11 +333,11 @@ def owned_plan(
     )
 
 
-def owned_label(entry: AcceleratorEntry, layout: Layout, sizing: OwnedSizing) -> str:
+def _owned_label(entry: AcceleratorEntry, layout: Layout, sizing: OwnedSizing) -> str:
     return f"owned {sizing.servers} x {layout.accelerators} x {entry.id} servers"
 
 
-def owned_setup(
+def _owned_setup(
     entry: AcceleratorEntry, layout: Layout, sizing: OwnedSizing, model_id: str, assumptions: Assumptions
 ) -> Setup:
     servers = sizing.servers
@@ -368,8 +368,8 @@ def priced_owned_plan(
     """`owned_plan` priced from its sizing, written only when it is shown."""
     return PricedCandidate(
         option=OptionKind.OWNED,
-        label=owned_label(entry, layout, sizing),
-        setup=owned_setup(entry, layout, sizing, model_id, assumptions),
+        label=_owned_label(entry, layout, sizing),
+        setup=_owned_setup(entry, layout, sizing, model_id, assumptions),
         total_usd=sizing.total_usd,
         months=demand.months,
         capex_usd=sizing.capex_usd,
@@ -453,7 +453,7 @@ def local_lines(
     )
 
 
-def local_setup(entry: AcceleratorEntry, capacity: ReplicaCapacity, model_id: str, a: Assumptions) -> Setup:
+def _local_setup(entry: AcceleratorEntry, capacity: ReplicaCapacity, model_id: str, a: Assumptions) -> Setup:
     return Setup.for_purchase(
         model_id,
         entry.id,
@@ -481,20 +481,21 @@ def priced_local_plan(
     total = local_total(price, tdp_w, capacity, demand, assumptions)
     if total is None:
         return None
+
+    def write() -> CostedCandidate:
+        plan = local_plan(entry, price, tdp_w, capacity, model_id, demand, assumptions)
+        assert plan is not None, "priced: it serves the peak with one stream"
+        return plan
+
     return PricedCandidate(
         option=OptionKind.LOCAL,
         label=f"local {entry.id}",
-        setup=local_setup(entry, capacity, model_id, assumptions),
+        setup=_local_setup(entry, capacity, model_id, assumptions),
         total_usd=total,
         months=demand.months,
         capex_usd=price.usd_per_accelerator,
-        write=lambda: _written(local_plan(entry, price, tdp_w, capacity, model_id, demand, assumptions)),
+        write=write,
     )
-
-
-def _written(plan: CostedCandidate | None) -> CostedCandidate:
-    assert plan is not None, "priced: it serves the peak with one stream"
-    return plan
 
 
 def local_plan(
@@ -526,7 +527,7 @@ def local_plan(
     return CostedCandidate(
         option=OptionKind.LOCAL,
         label=f"local {entry.id}",
-        setup=local_setup(entry, capacity, model_id, a),
+        setup=_local_setup(entry, capacity, model_id, a),
         lines=lines,
         months=demand.months,
         capex_usd=card,

@@ -57,7 +57,7 @@ from wheretorun.engine.workload import InferenceWorkload, OptionKind
 
 __all__ = ["ServingCandidates", "serving_candidates"]
 
-_CLOUD_PLANS_KEPT = 20  # cheapest choices turned into full plans (= SHORTLIST)
+_CLOUD_PLANS_KEPT = 20  # cheapest choices costed as candidates (= SHORTLIST)
 _BASES_PER_KIND = 1  # the cheapest owned accelerator and the cheapest reservation
 
 
