@@ -43,8 +43,8 @@ def finance_plan_for_option(
 ) -> finance.Plan:
     """The best `plan.option` for `plan.workload` as a finance plan: capex for the hardware,
     fixed monthly lines, and the rest per million tokens so it follows the scenario's traffic."""
-    recommendation = run_recommendation(
-        session, plan.workload, plan.constraints, plan.assumptions, as_of, snapshots, prefix=field
+    recommendation = run_recommendation(  # only the best of each kind is read: write up one option
+        session, plan.workload, plan.constraints, plan.assumptions, as_of, snapshots, prefix=field, limit=1
     )
     option = recommendation.best_per_option.get(OptionKind(plan.option))
     if option is None:
