@@ -146,17 +146,15 @@ class PricedCandidate:
         return None if self.months is None else self.total_usd / self.months
 
     def written(self) -> CostedCandidate:
-        if self._plan is None:
+        plan = self._plan
+        if plan is None:
             plan = self.write()
-            ranked = (self.option, self.label, self.setup, self.total_usd, self.months, self.capex_usd)
-            assert (
-                plan.option,
-                plan.label,
-                plan.setup,
-                plan.total_usd,
-                plan.months,
-                plan.capex_usd,
-            ) == ranked
+            assert _ranked_fields(plan) == _ranked_fields(self), f"{self.label}: written unlike ranked"
             object.__setattr__(self, "_plan", plan)
-        assert self._plan is not None
-        return self._plan
+        return plan
+
+
+def _ranked_fields(candidate: CostedCandidate | PricedCandidate) -> tuple[object, ...]:
+    """What budgets, ranking, de-duplication and folding read of a candidate."""
+    c = candidate
+    return (c.option, c.label, c.setup, c.total_usd, c.months, c.capex_usd)

@@ -64,7 +64,7 @@ _BASES_PER_KIND = 1  # the cheapest owned accelerator and the cheapest reservati
 @dataclass(slots=True)
 class ServingCandidates:
     demand: ServingDemand
-    plans: list[CostedCandidate | PricedCandidate] = field(default_factory=list)
+    plans: list[PricedCandidate] = field(default_factory=list)  # written when shown (candidate.py)
     bases: list[BaseOption] = field(default_factory=list)
     bursts: list[BurstOption] = field(default_factory=list)
     evaluated: int = 0
