@@ -32,6 +32,7 @@ def clear_caches() -> None:
     training_jobs.clear_job_sizers()
     spot_reclaims.poisson_quantile.cache_clear()
     cloud_table.clear_catalog_columns()
+    cloud_table.clear_pair_minima()
     layouts.clear_layout_memo()
     offers.clear_screened_offers()
     cloud_sizing.clear_sized_groups()

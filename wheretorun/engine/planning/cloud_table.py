@@ -315,19 +315,181 @@ def choose_cheapest(
     describe: Callable[[int, int, CloudMode], str],
 ) -> tuple[RankedChoices, int]:
     """The cheapest feasible row per (accelerator, provider) and pricing mode, cheapest first, and
-    the number of rows priced. Every rejected row is counted in `book`."""
+    the number of rows priced. Every rejected row is counted in `book`.
+
+    Without a budget, a mode is priced over each (group, sizing key) pair's cheapest row
+    (`PairMinima`, a sixth of the rows for the full catalog) and falls back to every row only
+    when that could differ (`PairMinima.cheapest`)."""
     row_offer, row_key = rows.offer, rows.key
     kept: list[tuple[IntArray, FloatArray, int]] = []  # (rows, totals, mode index) per mode
     priced = 0
     for index, spec in enumerate(modes):
-        prices = table.prices(spec.mode, assumptions)[row_offer]
-        hours = spec.hours[row_key]
-        totals = prices * hours + fixed_usd
+        prices = table.prices(spec.mode, assumptions)
         priced += len(row_offer)
-        _count(book, spec, table, row_offer, row_key, prices, hours, totals, max_total_usd, describe)
-        cheapest = rows.cheapest_per_group(totals, ~np.isnan(totals) & _within(totals, max_total_usd))
-        kept.append((cheapest, totals[cheapest], index))
+        chosen = None
+        if max_total_usd is None:
+            minima = pair_minima(table, rows, prices)
+            minima.count(book, spec, table, rows, describe)
+            chosen = minima.cheapest(spec.hours, fixed_usd)
+        if chosen is None:
+            row_prices, hours = prices[row_offer], spec.hours[row_key]
+            totals = row_prices * hours + fixed_usd
+            if max_total_usd is not None:
+                _count(
+                    book, spec, table, row_offer, row_key, row_prices, hours, totals, max_total_usd, describe
+                )
+            cheapest = rows.cheapest_per_group(totals, ~np.isnan(totals) & _within(totals, max_total_usd))
+            chosen = cheapest, totals[cheapest]
+        kept.append((chosen[0], chosen[1], index))
     return _ranked(table, row_offer, row_key, kept, tuple(spec.mode for spec in modes)), priced
+
+
+@dataclass(frozen=True, slots=True)
+class PairMinima:
+    """One pricing mode's rows reduced to the cheapest row of each (group, sizing key) pair, for
+    any demand: a row's total is `price x hours[key] + fixed`, the same hours for every row of a
+    pair, so within a pair only the lowest price can win (and, at equal prices, the first row, as
+    `SizedRows.cheapest_per_group` breaks ties). The rows that cannot be priced are counted here
+    once, by reason, for the rejection book.
+
+    Pairs are ordered by group, then by their row; `pairs` groups them like `SizedRows`."""
+
+    pairs: SizedRows  # offer: the pair's cheapest row (index into the sized rows); key: its sizing key
+    price: FloatArray  # that row's price
+    next_price: FloatArray  # the pair's lowest price above `price`; inf: none
+    group_number: IntArray  # each pair's group number in `pairs` (0, 1, ...)
+    priced_per_key: IntArray  # priced rows of each sizing key
+    priced: BoolArray  # per sized row
+    incomplete: IntArray  # sized rows with no price for want of a host VM figure
+    unpriced: IntArray  # sized rows with no price in this mode otherwise
+
+    def cheapest(self, hours: FloatArray, fixed_usd: float) -> tuple[IntArray, FloatArray] | None:
+        """The cheapest feasible row of each group and its total (as `cheapest_per_group` over
+        every row would give), or None when a row left out might tie or win: the lowest total of
+        a pair's dearer rows is `next_price x hours + fixed` (rounding keeps the order of
+        prices), and it must exceed its group's winning total for the answer to be the same."""
+        pair_hours = hours[self.pairs.key]
+        totals = self.price * pair_hours + fixed_usd
+        feasible = ~np.isnan(totals)
+        winners = self.pairs.cheapest_per_group(totals, feasible)
+        if len(winners):
+            with np.errstate(invalid="ignore"):
+                dearer = np.where(
+                    np.isinf(self.next_price) | ~feasible, np.inf, self.next_price * pair_hours + fixed_usd
+                )
+            ordered = dearer[self.pairs.by_group]
+            lowest_dearer = np.minimum.reduceat(ordered, self.pairs.starts)
+            best = np.full(len(self.pairs.starts), np.inf)
+            best[self.group_number[winners]] = totals[winners]
+            if np.any(lowest_dearer <= best):
+                return None
+        return np.asarray(self.pairs.offer[winners], dtype=np.int64), totals[winners]
+
+    def count(
+        self,
+        book: RejectionBook,
+        spec: ModeHours,
+        table: OfferTable,
+        rows: SizedRows,
+        describe: Callable[[int, int, CloudMode], str],
+    ) -> None:
+        """Count this mode's rejected rows by reason, as `_count` does without a budget."""
+        infeasible_keys = np.isnan(spec.hours)
+        missing = no_term(spec.mode.pricing) if spec.mode.reserved else mode_price(spec.mode.pricing)
+
+        def infeasible_rows() -> IntArray:
+            return np.flatnonzero(self.priced & infeasible_keys[rows.key])
+
+        for count, found, reason, why in (
+            (len(self.incomplete), lambda: self.incomplete, HOST_VM.reason, HOST_VM.detail),
+            (len(self.unpriced), lambda: self.unpriced, missing.reason, missing.detail),
+            (
+                int(self.priced_per_key[infeasible_keys[: len(self.priced_per_key)]].sum()),
+                infeasible_rows,
+                spec.reason,
+                "",
+            ),
+        ):
+            _reject_rows(book, spec, rows, count, found, reason, why, describe)
+
+
+def _reject_rows(
+    book: RejectionBook,
+    spec: ModeHours,
+    rows: SizedRows,
+    count: int,
+    found: Callable[[], IntArray],
+    reason: RejectReason,
+    why: str,
+    describe: Callable[[int, int, CloudMode], str],
+) -> None:
+    """`book.reject_rows` of `count` sized rows, `found()` listing them (read only for examples)."""
+    listed: list[IntArray] = []
+
+    def example(i: int) -> str:
+        if not listed:
+            listed.append(found())
+        row = int(listed[0][i])
+        offer, key = int(rows.offer[row]), int(rows.key[row])
+        detail = why or (spec.detail(key) if spec.detail else "")
+        return f"{describe(offer, key, spec.mode)}: {detail}"
+
+    book.reject_rows(reason, count, example)
+
+
+def _pair_minima(table: OfferTable, rows: SizedRows, prices: FloatArray) -> PairMinima:
+    row_prices = prices[rows.offer]
+    priced = ~np.isnan(row_prices)
+    unpriced = ~priced
+    incomplete = unpriced & table.incomplete()[rows.offer]
+    groups = table.group[rows.offer]
+    # priced rows by (group, key, price, row): each pair's first row is its cheapest
+    candidates = np.flatnonzero(priced)
+    order = np.lexsort((candidates, row_prices[candidates], rows.key[candidates], groups[candidates]))
+    ordered = candidates[order]
+    pair_group, pair_key = groups[ordered], rows.key[ordered]
+    starts = (
+        np.flatnonzero(np.r_[True, (pair_group[1:] != pair_group[:-1]) | (pair_key[1:] != pair_key[:-1])])
+        if len(ordered)
+        else np.zeros(0, dtype=np.int64)
+    )
+    first = ordered[starts]
+    price = row_prices[first]
+    next_price = np.full(len(starts), np.inf)
+    ordered_prices = row_prices[ordered]
+    dearer = ordered_prices > np.repeat(price, np.diff(np.r_[starts, len(ordered)]))
+    if dearer.any():
+        dearer_prices = np.where(dearer, ordered_prices, np.inf)
+        next_price = np.minimum.reduceat(dearer_prices, starts) if len(starts) else next_price
+    by_row = np.argsort(first, kind="stable")  # pairs in row order: `grouped` keeps it within a group
+    pairs = SizedRows.grouped(first[by_row], pair_key[starts][by_row], pair_group[starts][by_row])
+    group_number = np.empty(len(first), dtype=np.int64)
+    group_number[pairs.by_group] = pairs.group_of
+    return PairMinima(
+        pairs=pairs,
+        price=price[by_row],
+        next_price=next_price[by_row],
+        group_number=group_number,
+        priced_per_key=np.bincount(rows.key[priced], minlength=int(rows.key.max(initial=-1)) + 1),
+        priced=priced,
+        incomplete=np.flatnonzero(incomplete),
+        unpriced=np.flatnonzero(unpriced & ~incomplete),
+    )
+
+
+_PAIR_MINIMA: RecentResults[PairMinima] = RecentResults(kept=32)
+
+
+def pair_minima(table: OfferTable, rows: SizedRows, prices: FloatArray) -> PairMinima:
+    """`_pair_minima`, remembered for the last few (table, sized rows) by identity and prices by
+    value: the sizings and the eligible offers are themselves remembered, so a planning loop over
+    volumes reduces each mode's rows once."""
+    return _PAIR_MINIMA.get((table, rows), prices.tobytes(), lambda: _pair_minima(table, rows, prices))
+
+
+def clear_pair_minima() -> None:
+    """Forget the remembered pair minima."""
+    _PAIR_MINIMA.clear()
 
 
 def _ranked(
