@@ -108,9 +108,9 @@ def test_a_dearer_row_that_ties_after_rounding_falls_back_to_every_row() -> None
     table = _table([dearer, cheap], [math.nan] * 2, [0.0, 0.0], [0, 0])
     rows = SizedRows.of(table, np.asarray([0, 1], dtype=np.int64), np.asarray([0, 0], dtype=np.int64))
     hours = [ModeHours(SERVING_MODES[0], np.asarray([0.0]))]
-    minima = pair_minima(table, rows, table.prices(SERVING_MODES[0], Assumptions()))
+    minima = pair_minima(table, rows, [table.prices(SERVING_MODES[0], Assumptions())])
     assert minima.pairs.offer.tolist() == [1]  # the pair's cheapest row
-    assert minima.cheapest(hours[0].hours, 100.0) is None
+    assert minima.cheapest([hours[0].hours], 100.0) is None
     chosen, _, _ = _choose(table, rows, hours, 100.0, None)
     assert chosen == [(0, 0, "on-demand autoscaled", 100.0)]  # the earlier row, as every row gives
     an_hour = [ModeHours(SERVING_MODES[0], np.asarray([1.0]))]

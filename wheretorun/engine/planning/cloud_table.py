@@ -317,58 +317,82 @@ def choose_cheapest(
     """The cheapest feasible row per (accelerator, provider) and pricing mode, cheapest first, and
     the number of rows priced. Every rejected row is counted in `book`.
 
-    Without a budget, a mode is priced over each (group, sizing key) pair's cheapest row
-    (`PairMinima`, a sixth of the rows for the full catalog) and falls back to every row only
-    when that could differ (`PairMinima.cheapest`)."""
-    row_offer, row_key = rows.offer, rows.key
-    kept: list[tuple[IntArray, FloatArray, int]] = []  # (rows, totals, mode index) per mode
-    priced = 0
-    for index, spec in enumerate(modes):
-        prices = table.prices(spec.mode, assumptions)
-        priced += len(row_offer)
-        chosen = None
-        if max_total_usd is None:
-            minima = pair_minima(table, rows, prices)
-            minima.count(book, spec, table, rows, describe)
-            chosen = minima.cheapest(spec.hours, fixed_usd)
-        if chosen is None:
-            row_prices, hours = prices[row_offer], spec.hours[row_key]
-            totals = row_prices * hours + fixed_usd
-            if max_total_usd is not None:
-                _count(
-                    book, spec, table, row_offer, row_key, row_prices, hours, totals, max_total_usd, describe
-                )
-            cheapest = rows.cheapest_per_group(totals, ~np.isnan(totals) & _within(totals, max_total_usd))
-            chosen = cheapest, totals[cheapest]
-        kept.append((chosen[0], chosen[1], index))
-    return _ranked(table, row_offer, row_key, kept, tuple(spec.mode for spec in modes)), priced
+    Without a budget, the modes are priced together over each (mode, group, sizing key)'s
+    cheapest row (`PairMinima`, a sixth of the rows for the full catalog), and over every row only
+    when that could choose otherwise (`PairMinima.cheapest`)."""
+    prices = [table.prices(spec.mode, assumptions) for spec in modes]
+    priced = len(rows.offer) * len(modes)
+    chosen = None
+    if max_total_usd is None:
+        minima = pair_minima(table, rows, prices)
+        for index, spec in enumerate(modes):
+            minima.count(index, book, spec, rows, describe)
+        chosen = minima.cheapest([spec.hours for spec in modes], fixed_usd)
+    if chosen is None:
+        chosen = _cheapest_of_every_row(table, rows, modes, prices, fixed_usd, max_total_usd, book, describe)
+    return _ranked(table, rows, *chosen, tuple(spec.mode for spec in modes)), priced
+
+
+Chosen = tuple[IntArray, FloatArray, IntArray]  # sized rows, their totals, their mode's index
+
+
+def _cheapest_of_every_row(
+    table: OfferTable,
+    rows: SizedRows,
+    modes: Sequence[ModeHours],
+    prices: list[FloatArray],
+    fixed_usd: float,
+    max_total_usd: float | None,
+    book: RejectionBook,
+    describe: Callable[[int, int, CloudMode], str],
+) -> Chosen:
+    """Every row of every mode priced; with a budget, the rejected rows counted."""
+    kept: list[Chosen] = []
+    for index, (spec, mode_prices) in enumerate(zip(modes, prices, strict=True)):
+        row_prices, hours = mode_prices[rows.offer], spec.hours[rows.key]
+        totals = row_prices * hours + fixed_usd
+        if max_total_usd is not None:
+            _count(
+                book, spec, table, rows.offer, rows.key, row_prices, hours, totals, max_total_usd, describe
+            )
+        cheapest = rows.cheapest_per_group(totals, ~np.isnan(totals) & _within(totals, max_total_usd))
+        kept.append((cheapest, totals[cheapest], np.full(len(cheapest), index, dtype=np.int64)))
+    if not kept:
+        return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
+    return (
+        np.concatenate([k[0] for k in kept]),
+        np.concatenate([k[1] for k in kept]),
+        np.concatenate([k[2] for k in kept]),
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class PairMinima:
-    """One pricing mode's rows reduced to the cheapest row of each (group, sizing key) pair, for
-    any demand: a row's total is `price x hours[key] + fixed`, the same hours for every row of a
-    pair, so within a pair only the lowest price can win (and, at equal prices, the first row, as
+    """The rows of every pricing mode reduced to the cheapest row of each (mode, group, sizing key)
+    for any demand: a row's total is `price x hours[key] + fixed`, the same hours for every row
+    of a key, so within one only the lowest price can win (at equal prices, the first row, as
     `SizedRows.cheapest_per_group` breaks ties). The rows that cannot be priced are counted here
-    once, by reason, for the rejection book.
+    once per mode, by reason, for the rejection book.
 
-    Pairs are ordered by group, then by their row; `pairs` groups them like `SizedRows`."""
+    `pairs` holds the reduced rows, grouped by (mode, group) like `SizedRows` and in row order
+    within a group; `pairs.offer` is each one's sized row."""
 
-    pairs: SizedRows  # offer: the pair's cheapest row (index into the sized rows); key: its sizing key
-    price: FloatArray  # that row's price
-    next_price: FloatArray  # the pair's lowest price above `price`; inf: none
-    group_number: IntArray  # each pair's group number in `pairs` (0, 1, ...)
-    priced_per_key: IntArray  # priced rows of each sizing key
-    priced: BoolArray  # per sized row
-    incomplete: IntArray  # sized rows with no price for want of a host VM figure
-    unpriced: IntArray  # sized rows with no price in this mode otherwise
+    pairs: SizedRows
+    mode: IntArray  # each pair's mode index
+    price: FloatArray  # its price
+    next_price: FloatArray  # the lowest price above it among the same mode, group and key; inf: none
+    group_number: IntArray  # its group number in `pairs` (0, 1, ...)
+    priced: list[BoolArray]  # per mode: which sized rows have a price
+    priced_per_key: list[IntArray]  # per mode: the priced rows of each sizing key
+    incomplete: list[IntArray]  # per mode: rows with no price for want of a host VM figure
+    unpriced: list[IntArray]  # per mode: rows with no price in the mode otherwise
 
-    def cheapest(self, hours: FloatArray, fixed_usd: float) -> tuple[IntArray, FloatArray] | None:
-        """The cheapest feasible row of each group and its total (as `cheapest_per_group` over
-        every row would give), or None when a row left out might tie or win: the lowest total of
-        a pair's dearer rows is `next_price x hours + fixed` (rounding keeps the order of
-        prices), and it must exceed its group's winning total for the answer to be the same."""
-        pair_hours = hours[self.pairs.key]
+    def cheapest(self, hours: list[FloatArray], fixed_usd: float) -> Chosen | None:
+        """The cheapest feasible row of each (mode, group) and its total, as pricing every row
+        gives, or None when a row left out might tie or win: the lowest total of a key's
+        dearer rows is `next_price x hours + fixed` (rounding keeps the order of prices), and it
+        must exceed its group's winning total for the answer to be the same."""
+        pair_hours = np.stack(hours)[self.mode, self.pairs.key] if len(self.mode) else np.zeros(0)
         totals = self.price * pair_hours + fixed_usd
         feasible = ~np.isnan(totals)
         winners = self.pairs.cheapest_per_group(totals, feasible)
@@ -377,38 +401,33 @@ class PairMinima:
                 dearer = np.where(
                     np.isinf(self.next_price) | ~feasible, np.inf, self.next_price * pair_hours + fixed_usd
                 )
-            ordered = dearer[self.pairs.by_group]
-            lowest_dearer = np.minimum.reduceat(ordered, self.pairs.starts)
+            lowest_dearer = np.minimum.reduceat(dearer[self.pairs.by_group], self.pairs.starts)
             best = np.full(len(self.pairs.starts), np.inf)
             best[self.group_number[winners]] = totals[winners]
             if np.any(lowest_dearer <= best):
                 return None
-        return np.asarray(self.pairs.offer[winners], dtype=np.int64), totals[winners]
+        return np.asarray(self.pairs.offer[winners], dtype=np.int64), totals[winners], self.mode[winners]
 
     def count(
         self,
+        index: int,
         book: RejectionBook,
         spec: ModeHours,
-        table: OfferTable,
         rows: SizedRows,
         describe: Callable[[int, int, CloudMode], str],
     ) -> None:
-        """Count this mode's rejected rows by reason, as `_count` does without a budget."""
+        """Count mode `index`'s rejected rows by reason, as `_count` does without a budget."""
         infeasible_keys = np.isnan(spec.hours)
+        per_key, priced = self.priced_per_key[index], self.priced[index]
         missing = no_term(spec.mode.pricing) if spec.mode.reserved else mode_price(spec.mode.pricing)
 
         def infeasible_rows() -> IntArray:
-            return np.flatnonzero(self.priced & infeasible_keys[rows.key])
+            return np.flatnonzero(priced & infeasible_keys[rows.key])
 
         for count, found, reason, why in (
-            (len(self.incomplete), lambda: self.incomplete, HOST_VM.reason, HOST_VM.detail),
-            (len(self.unpriced), lambda: self.unpriced, missing.reason, missing.detail),
-            (
-                int(self.priced_per_key[infeasible_keys[: len(self.priced_per_key)]].sum()),
-                infeasible_rows,
-                spec.reason,
-                "",
-            ),
+            (len(self.incomplete[index]), lambda: self.incomplete[index], HOST_VM.reason, HOST_VM.detail),
+            (len(self.unpriced[index]), lambda: self.unpriced[index], missing.reason, missing.detail),
+            (int(per_key[infeasible_keys[: len(per_key)]].sum()), infeasible_rows, spec.reason, ""),
         ):
             _reject_rows(book, spec, rows, count, found, reason, why, describe)
 
@@ -437,54 +456,75 @@ def _reject_rows(
     book.reject_rows(reason, count, example)
 
 
-def _pair_minima(table: OfferTable, rows: SizedRows, prices: FloatArray) -> PairMinima:
-    row_prices = prices[rows.offer]
-    priced = ~np.isnan(row_prices)
-    unpriced = ~priced
-    incomplete = unpriced & table.incomplete()[rows.offer]
+def _mode_minima(
+    table: OfferTable, rows: SizedRows, row_prices: FloatArray
+) -> tuple[IntArray, IntArray, FloatArray]:
+    """One mode's cheapest row of each (group, sizing key), in row order; and the lowest price
+    above it within the same (group, key) (inf: none)."""
     groups = table.group[rows.offer]
+    candidates = np.flatnonzero(~np.isnan(row_prices))
     # priced rows by (group, key, price, row): each pair's first row is its cheapest
-    candidates = np.flatnonzero(priced)
     order = np.lexsort((candidates, row_prices[candidates], rows.key[candidates], groups[candidates]))
     ordered = candidates[order]
+    if not len(ordered):
+        return ordered, ordered, np.zeros(0)
     pair_group, pair_key = groups[ordered], rows.key[ordered]
-    starts = (
-        np.flatnonzero(np.r_[True, (pair_group[1:] != pair_group[:-1]) | (pair_key[1:] != pair_key[:-1])])
-        if len(ordered)
-        else np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(
+        np.r_[True, (pair_group[1:] != pair_group[:-1]) | (pair_key[1:] != pair_key[:-1])]
     )
     first = ordered[starts]
-    price = row_prices[first]
-    next_price = np.full(len(starts), np.inf)
     ordered_prices = row_prices[ordered]
-    dearer = ordered_prices > np.repeat(price, np.diff(np.r_[starts, len(ordered)]))
-    if dearer.any():
-        dearer_prices = np.where(dearer, ordered_prices, np.inf)
-        next_price = np.minimum.reduceat(dearer_prices, starts) if len(starts) else next_price
-    by_row = np.argsort(first, kind="stable")  # pairs in row order: `grouped` keeps it within a group
-    pairs = SizedRows.grouped(first[by_row], pair_key[starts][by_row], pair_group[starts][by_row])
+    dearer = ordered_prices > np.repeat(row_prices[first], np.diff(np.r_[starts, len(ordered)]))
+    next_price = np.minimum.reduceat(np.where(dearer, ordered_prices, np.inf), starts)
+    by_row = np.argsort(first, kind="stable")
+    return first[by_row], pair_group[starts][by_row], next_price[by_row]
+
+
+def _pair_minima(table: OfferTable, rows: SizedRows, prices: list[FloatArray]) -> PairMinima:
+    group_count = int(table.group.max(initial=-1)) + 1
+    keys = int(rows.key.max(initial=-1)) + 1
+    firsts, groups, next_prices, modes, row_prices = [], [], [], [], []
+    priced, priced_per_key, incomplete, unpriced = [], [], [], []
+    for index, mode_prices in enumerate(prices):
+        prices_of_rows = mode_prices[rows.offer]
+        first, group, next_price = _mode_minima(table, rows, prices_of_rows)
+        firsts.append(first)
+        groups.append(group + index * group_count)  # (mode, group) as one group
+        next_prices.append(next_price)
+        modes.append(np.full(len(first), index, dtype=np.int64))
+        row_prices.append(prices_of_rows[first])
+        has_price = ~np.isnan(prices_of_rows)
+        no_vm = ~has_price & table.incomplete()[rows.offer]
+        priced.append(has_price)
+        priced_per_key.append(np.bincount(rows.key[has_price], minlength=keys))
+        incomplete.append(np.flatnonzero(no_vm))
+        unpriced.append(np.flatnonzero(~has_price & ~no_vm))
+    first = np.concatenate(firsts) if firsts else np.zeros(0, dtype=np.int64)
+    pairs = SizedRows.grouped(first, rows.key[first], np.concatenate(groups) if groups else first)
     group_number = np.empty(len(first), dtype=np.int64)
     group_number[pairs.by_group] = pairs.group_of
     return PairMinima(
         pairs=pairs,
-        price=price[by_row],
-        next_price=next_price[by_row],
+        mode=np.concatenate(modes) if modes else first,
+        price=np.concatenate(row_prices) if row_prices else np.zeros(0),
+        next_price=np.concatenate(next_prices) if next_prices else np.zeros(0),
         group_number=group_number,
-        priced_per_key=np.bincount(rows.key[priced], minlength=int(rows.key.max(initial=-1)) + 1),
         priced=priced,
-        incomplete=np.flatnonzero(incomplete),
-        unpriced=np.flatnonzero(unpriced & ~incomplete),
+        priced_per_key=priced_per_key,
+        incomplete=incomplete,
+        unpriced=unpriced,
     )
 
 
-_PAIR_MINIMA: RecentResults[PairMinima] = RecentResults(kept=32)
+_PAIR_MINIMA: RecentResults[PairMinima] = RecentResults(kept=16)
 
 
-def pair_minima(table: OfferTable, rows: SizedRows, prices: FloatArray) -> PairMinima:
-    """`_pair_minima`, remembered for the last few (table, sized rows) by identity and prices by
-    value: the sizings and the eligible offers are themselves remembered, so a planning loop over
-    volumes reduces each mode's rows once."""
-    return _PAIR_MINIMA.get((table, rows), prices.tobytes(), lambda: _pair_minima(table, rows, prices))
+def pair_minima(table: OfferTable, rows: SizedRows, prices: list[FloatArray]) -> PairMinima:
+    """`_pair_minima`, remembered for the last few (table, sized rows) by identity and each mode's
+    prices by value: the sizings and the eligible offers are themselves remembered, so a planning
+    loop over volumes reduces the rows once."""
+    key = tuple(mode_prices.tobytes() for mode_prices in prices)
+    return _PAIR_MINIMA.get((table, rows), key, lambda: _pair_minima(table, rows, prices))
 
 
 def clear_pair_minima() -> None:
@@ -494,23 +534,21 @@ def clear_pair_minima() -> None:
 
 def _ranked(
     table: OfferTable,
-    row_offer: IntArray,
-    row_key: IntArray,
-    kept: list[tuple[IntArray, FloatArray, int]],
+    rows: SizedRows,
+    chosen_rows: IntArray,
+    totals: FloatArray,
+    mode: IntArray,
     modes: tuple[CloudMode, ...],
 ) -> RankedChoices:
-    """The kept rows of every mode in one list, cheapest first; equal totals are ordered by
+    """The chosen rows of every mode in one list, cheapest first; equal totals are ordered by
     offer id, then by mode name."""
-    rows = np.concatenate([r for r, _, _ in kept]) if kept else np.zeros(0, dtype=np.int64)
-    totals = np.concatenate([t for _, t, _ in kept]) if kept else np.zeros(0)
-    mode = np.concatenate([np.full(len(r), i, dtype=np.int64) for r, _, i in kept]) if kept else rows
     name_place = {m.name: k for k, m in enumerate(sorted(modes, key=lambda m: m.name))}
     mode_order = np.asarray([name_place[m.name] for m in modes], dtype=np.int64)
-    offer = row_offer[rows]
+    offer = rows.offer[chosen_rows]
     order = np.lexsort((mode_order[mode], table.id_order[offer], totals))
     return RankedChoices(
         offer[order].tolist(),
-        row_key[rows][order].tolist(),
+        rows.key[chosen_rows][order].tolist(),
         mode[order].tolist(),
         totals[order].tolist(),
         modes,
