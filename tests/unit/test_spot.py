@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.unit.recommend_catalog import P5, cloud_offer, snapshot
@@ -143,6 +143,7 @@ def test_the_standby_quantile_is_scipys_poisson_quantile() -> None:
         assert [poisson_quantile(q, mu) for mu in means] == [int(poisson.ppf(q, mu)) for mu in means]
 
 
+@settings(deadline=None)  # the first example imports scipy.stats (0.3 s on a busy machine)
 @given(st.floats(min_value=0.0, max_value=1e4), st.floats(min_value=0.001, max_value=0.999))
 def test_the_poisson_quantile_agrees_with_scipy_stats(mu: float, q: float) -> None:
     from scipy.stats import poisson

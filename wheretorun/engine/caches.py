@@ -19,6 +19,7 @@ from wheretorun.engine.planning import (
     cloud_table,
     layouts,
     offers,
+    serving_candidates,
     training_candidates,
 )
 
@@ -38,3 +39,4 @@ def clear_caches() -> None:
     cloud_sizing.clear_sized_groups()
     acceptable_models.clear_price_index()
     training_candidates.clear_sized_jobs()
+    serving_candidates.clear_owned_fleets()

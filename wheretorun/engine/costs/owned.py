@@ -32,13 +32,15 @@ Local GPU
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import REPLICA_SIZES, CapacityTable, ReplicaCapacity
 from wheretorun.engine.catalog import AcceleratorEntry, HardwarePrice
-from wheretorun.engine.costs.arrays import ceil_count
+from wheretorun.engine.costs.arrays import FloatArray, ceil_array, ceil_count
 from wheretorun.engine.costs.candidate import CostedCandidate, Line, PricedCandidate
 from wheretorun.engine.costs.cloud import Layout, quantisation_risks
 from wheretorun.engine.costs.demand import ServingDemand
@@ -51,6 +53,7 @@ from wheretorun.engine.workload import OptionKind
 
 __all__ = [
     "Bridge",
+    "OwnedFleet",
     "OwnedSizing",
     "OwnedUnit",
     "Rental",
@@ -264,6 +267,88 @@ def owned_sizing(
             "owned deployment",
         ),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedFleet:
+    """Owned servers of many layouts as columns (column i is `units[i]`), to size them all for one
+    demand at once: `totals` are `owned_sizing(...).total_usd` of each, the same figures added
+    in the same order as `OwnedSizing.amounts()`. None of it depends on the demand, so a fleet
+    serves every request that sizes the same servers."""
+
+    units: tuple[OwnedUnit, ...]
+    planned_rps: FloatArray  # a replica's requests/s at the target utilisation
+    replicas_per_server: FloatArray
+    accelerators: FloatArray  # per server
+    capex_usd: FloatArray  # per server
+    purchases: FloatArray
+    resale: FloatArray
+    cost_of_capital: FloatArray
+    maintenance_usd: FloatArray
+    colocation_usd: FloatArray
+    idle_power_usd: FloatArray
+    energy_usd_per_rps_hour: FloatArray
+    in_service_months: FloatArray
+
+    @classmethod
+    def of(cls, units: Sequence[OwnedUnit], assumptions: Assumptions) -> OwnedFleet:
+        def column(values: list[float]) -> FloatArray:
+            return np.asarray(values, dtype=np.float64)
+
+        return cls(
+            units=tuple(units),
+            planned_rps=column(
+                [u.layout.capacity.requests_per_s * assumptions.target_utilisation for u in units]
+            ),
+            replicas_per_server=column([u.layout.per_instance for u in units]),
+            accelerators=column([u.layout.accelerators for u in units]),
+            capex_usd=column([u.capex_usd for u in units]),
+            purchases=column([u.schedule.purchases for u in units]),
+            resale=column([u.schedule.resale for u in units]),
+            cost_of_capital=column([u.schedule.cost_of_capital for u in units]),
+            maintenance_usd=column([u.maintenance_usd for u in units]),
+            colocation_usd=column([u.colocation_usd for u in units]),
+            idle_power_usd=column([u.idle_power_usd for u in units]),
+            energy_usd_per_rps_hour=column([u.energy_usd_per_rps_hour for u in units]),
+            in_service_months=column([u.schedule.in_service_months for u in units]),
+        )
+
+    def totals(
+        self, demand: ServingDemand, assumptions: Assumptions, bridge: Bridge | None
+    ) -> tuple[FloatArray, FloatArray]:
+        """Each server's plan total for `demand` and its capex (servers x capex per server)."""
+        a, units = assumptions, self.units
+        servers = np.maximum(
+            ceil_array(
+                (ceil_array(demand.peak_rps / self.planned_rps) + demand.redundancy)
+                / self.replicas_per_server
+            ),
+            1.0,
+        )
+        lead = units[0].lead_months if units else 0  # every unit is bought under the same assumptions
+        bought = self.capex_usd * servers
+        fixed_staff = a.operations_staff_usd_per_month * self.in_service_months
+        scaled_staff = (
+            servers
+            * self.accelerators
+            / a.accelerators_per_staff_fte
+            * a.staff_usd_per_fte_month
+            * self.in_service_months
+        )
+        total = bought * self.purchases
+        total = total + -self.capex_usd * servers * self.resale
+        total = total + bought * self.cost_of_capital
+        total = total + self.maintenance_usd * servers
+        total = total + self.colocation_usd * servers
+        total = total + (
+            self.idle_power_usd * servers + self.energy_usd_per_rps_hour * demand.served_rps_hours(lead)
+        )
+        total = total + fixed_staff
+        total = total + np.where(scaled_staff > fixed_staff, scaled_staff - fixed_staff, 0.0)
+        bridged = bridge(demand.head(lead)) if lead and bridge is not None else None
+        if bridged is not None:
+            total = total + bridged.total_usd
+        return total, bought
 
 
 def owned_plan(

@@ -8,28 +8,32 @@ plans of each kind also feed the hybrid program (hybrid.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import CapacityTable, serving_capacities
-from wheretorun.engine.catalog import AcceleratorEntry, ApiPriceOffer
+from wheretorun.engine.catalog import AcceleratorEntry, ApiPriceOffer, HardwarePrice
 from wheretorun.engine.costs import cloud, hosted
 from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate, lines_total
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import (
     Bridge,
+    OwnedFleet,
     OwnedSizing,
+    OwnedUnit,
     Rental,
     owned_sizing,
+    owned_unit,
     priced_local_plan,
     priced_owned_plan,
     server_size,
 )
 from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF
 from wheretorun.engine.hybrid import BaseOption, BurstOption, HybridInputs
+from wheretorun.engine.memo import RecentResults
 from wheretorun.engine.planning.acceptable_models import SelfHosted, acceptable_models
 from wheretorun.engine.planning.cloud_sizing import CloudSizing, size_replica_groups
 from wheretorun.engine.planning.cloud_table import (
@@ -72,9 +76,6 @@ class ServingCandidates:
     # each sizing's cloud rows priced for this demand, by the sizing's identity: models of the same
     # architecture (llama-3.3-70b and llama-3.1-70b) share a sizing and price the same rows
     priced_sizings: dict[int, _PricedRows] = field(default_factory=dict)
-    # owned sizings by (accelerator, layout identity): shared the same way (the sizing holds its
-    # layout, so the identity is not reused while the entry lives)
-    owned_sizings: dict[tuple[str, int], OwnedSizing] = field(default_factory=dict)
 
     @property
     def hybrid_inputs(self) -> HybridInputs:
@@ -421,37 +422,39 @@ def _owned(
     result: ServingCandidates,
     bridge: Bridge | None,
 ) -> None:
-    """Owned servers: every (accelerator, precision) is sized and costed; the cheapest precision
-    of each accelerator that meets the budgets becomes a plan (the others cost more on the same
-    hardware and would be deduplicated from the ranking anyway)."""
+    """Owned servers: every (accelerator, precision) is sized and costed (all at once, as an
+    `OwnedFleet`); the cheapest precision of each accelerator that meets the budgets becomes a
+    plan (the others cost more on the same hardware and would be deduplicated from the ranking
+    anyway)."""
     a, book = context.assumptions, context.book
     lead = deadline.lead_time(a.hardware_lead_time_months, a.horizon_months)
-    bases: list[tuple[PricedCandidate, str, OwnedSizing, cloud.Layout]] = []
-    keys = [(entry.id, server_size(entry, a), precision) for entry in entries for precision in precisions]
-    layout_of = dict(zip(keys, server_layouts(capacities, keys), strict=True)) if lead is None else {}
-    for entry in entries:
-        price, tdp = context.snapshot.hardware_prices[entry.id], _tdp(entry)
-        sized: list[tuple[float, int, OwnedSizing, cloud.Layout]] = []
-        for order, precision in enumerate(precisions):
-            result.evaluated += 1
-            if lead is not None:
+    if lead is not None:
+        result.evaluated += len(entries) * len(precisions)
+        for entry in entries:
+            for _ in precisions:
                 book.record(lead, f"owned {entry.id}")
+        return
+    fleet, columns = _owned_fleet(capacities, precisions, entries, context)
+    totals, capex = fleet.totals(demand, a, bridge)
+    bases: list[tuple[PricedCandidate, str, OwnedSizing, cloud.Layout]] = []
+    for entry, entry_columns in zip(entries, columns, strict=True):
+        sized: list[tuple[float, int, int]] = []  # (total, precision order, column)
+        for order, (precision, column) in enumerate(zip(precisions, entry_columns, strict=True)):
+            result.evaluated += 1
+            if isinstance(column, Rejection):
+                book.record(column, f"owned {entry.id}")
                 continue
-            layout = layout_of[(entry.id, server_size(entry, a), precision)]
-            if isinstance(layout, Rejection):
-                book.record(layout, f"owned {entry.id}")
-                continue
-            sizing = result.owned_sizings.get((entry.id, id(layout)))
-            if sizing is None:
-                sizing = owned_sizing(entry, price, tdp, layout, demand, a, bridge)
-                result.owned_sizings[(entry.id, id(layout))] = sizing
-            over = over_limits(sizing.total_usd / demand.months, sizing.capex_usd, context.constraints)
+            over = over_limits(
+                float(totals[column]) / demand.months, float(capex[column]), context.constraints
+            )
             if over is not None:
                 book.record(over, f"owned {entry.id} at {precision.value}")
                 continue
-            sized.append((sizing.total_usd, order, sizing, layout))
+            sized.append((float(totals[column]), order, column))
         if sized:
-            _, _, sizing, layout = min(sized, key=lambda item: item[:2])
+            price, tdp = context.snapshot.hardware_prices[entry.id], _tdp(entry)
+            sizing = _cheapest_sizing(sized, fleet, entry, price, demand, a, bridge)
+            layout = sizing.unit.layout
             plan = priced_owned_plan(entry, price, tdp, layout, model.model_id, demand, a, bridge, sizing)
             result.plans.append(plan)
             bases.append((plan, _base_unit(layout, entry), sizing, layout))
@@ -459,6 +462,76 @@ def _owned(
     cheapest = sorted(bases, key=lambda base: (base[0].total_usd, base[1]))[:_BASES_PER_KIND]
     for plan, unit, sizing, layout in cheapest:
         result.bases.append(_owned_base(plan.written(), unit, sizing, layout, a))
+
+
+def _cheapest_sizing(
+    sized: list[tuple[float, int, int]],
+    fleet: OwnedFleet,
+    entry: AcceleratorEntry,
+    price: HardwarePrice,
+    demand: ServingDemand,
+    a: Assumptions,
+    bridge: Bridge | None,
+) -> OwnedSizing:
+    """The cheapest of an accelerator's sized precisions (the first on a tie), as `OwnedSizing`.
+    The fleet's totals add the same figures in the same order as the sizing does, but `sum` may
+    round differently (CPython 3.12 compensates), so every precision within a hair of the
+    lowest is sized and compared on its own total."""
+    lowest = min(total for total, _, _ in sized)
+    close = [(order, column) for total, order, column in sized if total <= lowest + abs(lowest) * 1e-9]
+    contenders = []
+    for order, column in close:
+        unit = fleet.units[column]
+        sizing = owned_sizing(entry, price, _tdp(entry), unit.layout, demand, a, bridge, unit)
+        contenders.append((sizing.total_usd, order, sizing))
+    return min(contenders, key=lambda item: item[:2])[2]
+
+
+_FLEETS: RecentResults[tuple[OwnedFleet, list[list[int | Rejection]]]] = RecentResults(kept=16)
+
+
+def _owned_fleet(
+    capacities: CapacityTable, precisions: list[Precision], entries: list[AcceleratorEntry], context: Context
+) -> tuple[OwnedFleet, list[list[int | Rejection]]]:
+    """The servers of every (accelerator, precision) that has a layout, and for each accelerator
+    and precision its column in the fleet or why it has none; remembered for the last few
+    capacity tables, catalogs' hardware prices and accelerators (by identity) and precisions and
+    assumptions (by value): none of it depends on the demand."""
+    prices = context.snapshot.hardware_prices
+    return _FLEETS.get(
+        (capacities, prices, *entries),
+        (tuple(precisions), context.assumptions),
+        lambda: _new_fleet(capacities, precisions, entries, prices, context.assumptions),
+    )
+
+
+def _new_fleet(
+    capacities: CapacityTable,
+    precisions: list[Precision],
+    entries: list[AcceleratorEntry],
+    prices: Mapping[str, HardwarePrice],
+    a: Assumptions,
+) -> tuple[OwnedFleet, list[list[int | Rejection]]]:
+    keys = [(entry.id, server_size(entry, a), precision) for entry in entries for precision in precisions]
+    layouts = iter(server_layouts(capacities, keys))
+    units: list[OwnedUnit] = []
+    columns: list[list[int | Rejection]] = []
+    for entry in entries:
+        entry_columns: list[int | Rejection] = []
+        for _ in precisions:
+            layout = next(layouts)
+            if isinstance(layout, Rejection):
+                entry_columns.append(layout)
+                continue
+            entry_columns.append(len(units))
+            units.append(owned_unit(entry, prices[entry.id], _tdp(entry), layout, a))
+        columns.append(entry_columns)
+    return OwnedFleet.of(units, a), columns
+
+
+def clear_owned_fleets() -> None:
+    """Forget the remembered owned fleets."""
+    _FLEETS.clear()
 
 
 def _base_unit(layout: cloud.Layout, entry: AcceleratorEntry) -> str:
