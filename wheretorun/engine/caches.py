@@ -1,7 +1,8 @@
 """Every memo the engine keeps between calls, and one way to forget them all.
 
 Each memo holds results of pure functions of immutable values (capacity tables, replica
-layouts, the eligible offers and purchasable hardware and the sizing of the offer groups, training
+layouts, the eligible offers and purchasable hardware and the sizing of the offer groups, each
+pricing mode's cheapest row per (group, sizing key), owned servers' figures as columns, training
 sizings, the catalog's columns, the hosted price rows by model, Poisson quantiles), is bounded in
 size, and changes timing only: `clear_caches()` exists so tests and benches can compare the
 remembered path with the answer computed afresh. The memos of large immutable inputs match them by
@@ -39,4 +40,4 @@ def clear_caches() -> None:
     cloud_sizing.clear_sized_groups()
     acceptable_models.clear_price_index()
     training_candidates.clear_sized_jobs()
-    serving_candidates.clear_owned_fleets()
+    serving_candidates.clear_serving_memos()

@@ -17,6 +17,7 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import CapacityTable, serving_capacities
 from wheretorun.engine.catalog import AcceleratorEntry, ApiPriceOffer, HardwarePrice
 from wheretorun.engine.costs import cloud, hosted
+from wheretorun.engine.costs.arrays import FloatArray
 from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate, lines_total
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import (
@@ -272,9 +273,8 @@ def _priced_rows(
     sized: CloudSizing[cloud.Layout], table: OfferTable, demand: ServingDemand, context: Context
 ) -> _PricedRows:
     a, layouts = context.assumptions, sized.sizings
-    planned = np.asarray([layout.capacity.requests_per_s * a.target_utilisation for layout in layouts])
-    per_instance = np.asarray([float(layout.per_instance) for layout in layouts])
-    hours = cloud.serving_hours(demand, planned, per_instance)
+    replica_rps, per_instance = _layout_columns(sized)
+    hours = cloud.serving_hours(demand, replica_rps * a.target_utilisation, per_instance)
     budget = context.constraints.max_usd_per_month
     rejected = RejectionBook()
     choices, priced = choose_cheapest(
@@ -290,6 +290,23 @@ def _priced_rows(
         ),
     )
     return _PricedRows(sized, hours, choices, priced, rejected)
+
+
+_LAYOUT_COLUMNS: RecentResults[tuple[FloatArray, FloatArray]] = RecentResults(kept=16)
+
+
+def _layout_columns(sized: CloudSizing[cloud.Layout]) -> tuple[FloatArray, FloatArray]:
+    """Each layout's replica requests/s and replicas per instance, as arrays; remembered by the
+    sizing's identity (sizings are themselves remembered, and a layout never changes)."""
+
+    def columns() -> tuple[FloatArray, FloatArray]:
+        layouts = sized.sizings
+        return (
+            np.asarray([layout.capacity.requests_per_s for layout in layouts], dtype=np.float64),
+            np.asarray([float(layout.per_instance) for layout in layouts], dtype=np.float64),
+        )
+
+    return _LAYOUT_COLUMNS.get((sized,), None, columns)
 
 
 def _keep_cloud_plans(
@@ -529,9 +546,10 @@ def _new_fleet(
     return OwnedFleet.of(units, a), columns
 
 
-def clear_owned_fleets() -> None:
-    """Forget the remembered owned fleets."""
+def clear_serving_memos() -> None:
+    """Forget the remembered owned fleets and cloud layout columns."""
     _FLEETS.clear()
+    _LAYOUT_COLUMNS.clear()
 
 
 def _base_unit(layout: cloud.Layout, entry: AcceleratorEntry) -> str:
