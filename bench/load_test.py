@@ -2,7 +2,7 @@
 uvicorn workers, then a bare FastAPI endpoint on the same uvicorn settings, in one run, printing
 each endpoint's requests/s as a share of the bare endpoint's (issue 14's side-by-side).
 
-    .venv/bin/python bench/load_test.py [--seconds 60] [--runs 3] [--concurrency 32] [--workers 2]
+    .venv/bin/python bench/load_test.py [--seconds 60] [--runs 3] [--concurrency 32] [--workers 2] [--vary]
 
 Not run in CI. Seeds an SQLite catalog in a temporary directory (or uses `DATABASE_URL`), starts
 `uvicorn --factory wheretorun.api.app:create_app --workers N` on 127.0.0.1 on a free port (default
@@ -10,7 +10,10 @@ settings, as the issue ran it), waits for `/readyz`, warms it up for 5 s, then p
 `examples/tiny-prototype.yaml` as JSON on `--concurrency` connections for `--seconds`, `--runs`
 times; then an inference estimate (llama-3.1-8b on an H100 at concurrency 8) the same way; then
 the same against `bare_app` below (the recommendation's path and body, parsed, a constant answer).
-Prints each run's requests/s, p50/p99 latency, errors (any non-200 or transport error) and the CPU
+With `--vary`, the recommendation (and the bare endpoint, posted the same bodies) asks about one
+of 33 volumes in turn (the example's requests per day x 2^(k/4), k = -16..16) instead of one
+body over and over: the engine's memos hold only what does not depend on the volume, and this
+shows it. Prints each run's requests/s, p50/p99 latency, errors (any non-200 or transport error) and the CPU
 seconds of each worker. A run in which one worker did most of the work (uvicorn's workers share one
 listening socket; wrk's connections can all land on one) is shown but not counted; the shares are
 the best and the median counted runs against the bare endpoint's.
@@ -53,6 +56,23 @@ PATH = "/v1/recommendations"
 ESTIMATE_PATH = "/v1/estimates/inference"
 ESTIMATE = {"model": "llama-3.1-8b", "accelerator": "H100", "concurrency": 8}
 _BALANCED = 0.75  # a run counts when every worker used >= 75% of the busiest worker's CPU
+_VOLUME_STEPS = range(-16, 17)  # --vary: requests per day x 2^(k/4)
+
+
+def varied(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """`body` at each of the `--vary` volumes."""
+    workload = body["workload"]
+    return [
+        {
+            **body,
+            "workload": {
+                **workload,
+                "requests_per_day": float(f"{workload['requests_per_day'] * 2 ** (k / 4):.6g}"),
+            },
+        }
+        for k in _VOLUME_STEPS
+    ]
+
 
 bare_app = FastAPI()
 
@@ -157,9 +177,9 @@ def uvicorn_server(
 
 
 async def drive(
-    base: str, path: str, body: dict[str, Any], seconds: float, concurrency: int, max_requests: int
+    base: str, path: str, bodies: list[dict[str, Any]], seconds: float, concurrency: int, max_requests: int
 ) -> Result:
-    """`concurrency` clients posting `body` in a loop until `seconds` pass or `max_requests` are sent."""
+    """`concurrency` clients posting `bodies` in turn until `seconds` pass or `max_requests` are sent."""
     result = Result()
     issued = 0
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
@@ -170,6 +190,7 @@ async def drive(
         async def one_client() -> None:
             nonlocal issued
             while time.perf_counter() < deadline and issued < max_requests:
+                body = bodies[issued % len(bodies)]
                 issued += 1
                 sent = time.perf_counter()
                 try:
@@ -207,7 +228,12 @@ class WrkResult:
 
 _WRK_SCRIPT = """wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
-wrk.body = [==[{body}]==]
+local bodies = {{{bodies}}}
+local sent = 0
+request = function()
+  sent = sent + 1
+  return wrk.format(nil, nil, nil, bodies[(sent % #bodies) + 1])
+end
 """
 
 
@@ -217,11 +243,11 @@ def _milliseconds(text: str) -> float:
 
 
 def drive_wrk(
-    base: str, path: str, body: dict[str, Any], seconds: float, concurrency: int, workdir: Path
+    base: str, path: str, bodies: list[dict[str, Any]], seconds: float, concurrency: int, workdir: Path
 ) -> WrkResult:
-    """`wrk` posting `body` on `concurrency` new connections from 2 threads for `seconds`."""
+    """`wrk` posting `bodies` in turn on `concurrency` new connections from 2 threads for `seconds`."""
     report = subprocess.run(
-        _wrk_command(base, path, body, seconds, concurrency, workdir),
+        _wrk_command(base, path, bodies, seconds, concurrency, workdir),
         check=True,
         capture_output=True,
         text=True,
@@ -240,23 +266,24 @@ def drive_wrk(
 
 
 def _wrk_command(
-    base: str, path: str, body: dict[str, Any], seconds: float, concurrency: int, workdir: Path
+    base: str, path: str, bodies: list[dict[str, Any]], seconds: float, concurrency: int, workdir: Path
 ) -> list[str]:
     script = workdir / "post.lua"
-    script.write_text(_WRK_SCRIPT.format(body=json.dumps(body)), encoding="utf-8")
+    listed = ", ".join(f"[==[{json.dumps(body)}]==]" for body in bodies)
+    script.write_text(_WRK_SCRIPT.format(bodies=listed), encoding="utf-8")
     return ["wrk", "-t2", f"-c{concurrency}", f"-d{seconds:g}s", "--latency", "-s", str(script), base + path]
 
 
 def warm_up(
-    base: str, path: str, body: dict[str, Any], concurrency: int, workdir: Path, generator: str
+    base: str, path: str, bodies: list[dict[str, Any]], concurrency: int, workdir: Path, generator: str
 ) -> None:
     """5 s of load, not counted: every worker builds its catalog snapshot and fills its memos."""
     if generator == "wrk":
         subprocess.run(
-            _wrk_command(base, path, body, 5, concurrency, workdir), check=True, capture_output=True
+            _wrk_command(base, path, bodies, 5, concurrency, workdir), check=True, capture_output=True
         )
     else:
-        asyncio.run(drive(base, path, body, 5, concurrency, 1_000_000))
+        asyncio.run(drive(base, path, bodies, 5, concurrency, 1_000_000))
 
 
 def main() -> None:
@@ -276,8 +303,12 @@ def main() -> None:
         default="wrk" if shutil.which("wrk") else "httpx",
         help="The load generator (default: wrk when installed).",
     )
+    parser.add_argument(
+        "--vary", action="store_true", help="Post the recommendation at 33 volumes in turn (see above)."
+    )
     args = parser.parse_args()
     body = yaml.safe_load(WORKLOAD.read_text(encoding="utf-8"))
+    bodies = varied(body) if args.vary else [body]
 
     with tempfile.TemporaryDirectory() as workdir:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -291,12 +322,13 @@ def main() -> None:
         database.dispose()
         print(
             f"{args.workers} uvicorn workers, concurrency {args.concurrency}, {args.seconds:g} s per run, "
-            f"{WORKLOAD.name}, database {env['DATABASE_URL'].split('@')[-1]}, load from {args.generator}"
+            f"{WORKLOAD.name}{f' at {len(bodies)} volumes in turn' if args.vary else ''}, "
+            f"database {env['DATABASE_URL'].split('@')[-1]}, load from {args.generator}"
         )
         runs = [
-            ("recommendation", "wheretorun.api.app:create_app", True, PATH, body),
-            ("estimate", "wheretorun.api.app:create_app", True, ESTIMATE_PATH, ESTIMATE),
-            ("bare FastAPI", "bench.load_test:bare_app", False, PATH, body),
+            ("recommendation", "wheretorun.api.app:create_app", True, PATH, bodies),
+            ("estimate", "wheretorun.api.app:create_app", True, ESTIMATE_PATH, [ESTIMATE]),
+            ("bare FastAPI", "bench.load_test:bare_app", False, PATH, bodies),
         ]
         results: dict[str, list[Result | WrkResult]] = {}
         for name, app, factory, path, payload in runs:

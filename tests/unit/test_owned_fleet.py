@@ -1,18 +1,21 @@
 """Owned servers sized all at once (`OwnedFleet.totals`) cost exactly what each costs sized on
-its own (`owned_sizing`), for any demand: the serving planner ranks and filters owned servers on
-the fleet's totals and writes up only the cheapest."""
+its own (`owned_sizing`), for any demand, to the last bit: the serving planner ranks and filters
+owned servers on the fleet's totals and writes up only the cheapest."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.unit.recommend_catalog import ACCELERATORS, HARDWARE, P5, replica_capacity
+from tests.unit.recommend_catalog import ACCELERATORS, HARDWARE, P5, replica_capacity, snapshot
 from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.caches import clear_caches
 from wheretorun.engine.costs import cloud
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import OwnedFleet, Rental, owned_sizing, owned_unit
-from wheretorun.engine.workload import InferenceWorkload
+from wheretorun.engine.recommend import recommend
+from wheretorun.engine.workload import Constraints, InferenceWorkload, OptionKind
 
 # (accelerator, replica requests/s, accelerators per replica, replicas per server, server size)
 _SERVERS = (
@@ -25,7 +28,7 @@ _SERVERS = (
 _TDP_W = {"h100-sxm": 700.0, "l4": 72.0}
 
 
-def _units(assumptions: Assumptions) -> list[tuple[str, cloud.Layout]]:
+def _servers() -> list[tuple[str, cloud.Layout]]:
     return [
         (name, cloud.Layout(replica_capacity(rps, accelerators=size), per_instance=per, accelerators=server))
         for name, rps, size, per, server in _SERVERS
@@ -73,12 +76,12 @@ def test_the_fleets_totals_are_each_servers_own_sizing(
         return None if cost is None else Rental("p5 on demand", cost.total_usd)
 
     bridge = rent if bridged else None
-    servers = _units(assumptions)
+    servers = _servers()
     units = [
         owned_unit(ACCELERATORS[name], HARDWARE[name], _TDP_W[name], layout, assumptions)
         for name, layout in servers
     ]
-    totals, capex = OwnedFleet.of(units, assumptions).totals(demand, assumptions, bridge)
+    totals, capex = OwnedFleet.of(units, assumptions).totals(demand, bridge)
     for (name, layout), unit, total, fleet_capex in zip(servers, units, totals, capex, strict=True):
         alone = owned_sizing(
             ACCELERATORS[name], HARDWARE[name], _TDP_W[name], layout, demand, assumptions, bridge, unit
@@ -91,6 +94,57 @@ def test_an_empty_fleet_has_no_totals() -> None:
     assumptions = Assumptions()
     workload = InferenceWorkload(models=("m",), requests_per_day=1000, input_tokens=900, output_tokens=300)
     demand = ServingDemand.from_workload(workload, assumptions.horizon_months, assumptions.hours_per_month)
-    totals, capex = OwnedFleet.of([], assumptions).totals(demand, assumptions, None)
+    totals, capex = OwnedFleet.of([], assumptions).totals(demand, None)
     assert totals.shape == (0,)
     assert capex.shape == (0,)
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"electricity_usd_per_kwh": 0.31},
+        {"target_utilisation": 0.6},
+        {"accelerators_per_staff_fte": 2.0},
+        {"hardware_lead_time_months": 0},
+    ],
+)
+def test_a_remembered_fleet_is_not_reused_under_other_assumptions(changed: dict[str, float]) -> None:
+    """The fleet is remembered per capacity table and catalog (by identity) and per assumptions
+    (by value): a request that changes only an assumption behind the servers' figures gets the
+    answer computed afresh, not the servers of the request before."""
+    workload = InferenceWorkload(
+        models=("llama-3.1-8b",), requests_per_day=5_000_000, input_tokens=900, output_tokens=300
+    )
+    only_owned = Constraints(allowed_options=(OptionKind.OWNED,))
+    catalog = snapshot()
+    before = recommend(workload, only_owned, Assumptions(), catalog)
+    after = recommend(workload, only_owned, Assumptions(**changed), catalog)  # type: ignore[arg-type]
+    clear_caches()
+    fresh = recommend(workload, only_owned, Assumptions(**changed), catalog)  # type: ignore[arg-type]
+    totals = [[option.total_usd for option in answer.options] for answer in (before, after, fresh)]
+    assert totals[0], "the test catalog must have owned options"
+    assert totals[1] == totals[2]
+    assert totals[1] != totals[0]
+
+
+def test_past_a_floats_whole_numbers_the_fleet_declines_and_each_server_is_sized_alone() -> None:
+    """From 2^53 replicas on, float counts round where the sizing's integers do not: the fleet
+    gives no totals, and the planner sizes each server on its own, as before the fleet."""
+    assumptions = Assumptions()
+    workload = InferenceWorkload(models=("m",), requests_per_day=1e17, input_tokens=900, output_tokens=300)
+    demand = ServingDemand.from_workload(workload, assumptions.horizon_months, assumptions.hours_per_month)
+    name, layout = _servers()[1]  # 0.37 requests/s a replica: ~3e12 replicas at this volume ...
+    unit = owned_unit(ACCELERATORS[name], HARDWARE[name], _TDP_W[name], layout, assumptions)
+    assert OwnedFleet.of([unit], assumptions).totals(demand, None) is not None
+    huge = InferenceWorkload(models=("m",), requests_per_day=1e21, input_tokens=900, output_tokens=300)
+    huge_demand = ServingDemand.from_workload(huge, assumptions.horizon_months, assumptions.hours_per_month)
+    assert OwnedFleet.of([unit], assumptions).totals(huge_demand, None) is None  # ... ~3e16 here
+    planned = recommend(
+        InferenceWorkload(
+            models=("llama-3.1-8b",), requests_per_day=1e21, input_tokens=900, output_tokens=300
+        ),
+        Constraints(allowed_options=(OptionKind.OWNED,)),
+        assumptions,
+        snapshot(),
+    )
+    assert planned.options, "the owned servers are still sized and ranked"

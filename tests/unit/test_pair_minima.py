@@ -24,8 +24,9 @@ from wheretorun.engine.planning.cloud_table import (
 from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.recommendation import RejectReason
 
-# few distinct prices and hours, so that ties within and across pairs are common
-_PRICE = st.one_of(st.sampled_from([1.0, 2.0, 2.5, math.nan]), st.floats(0.01, 50))
+# few distinct prices and hours, so that ties within and across pairs are common (hours are
+# finite or NaN: cloud.serving_hours divides by a replica's positive capacity)
+_PRICE = st.one_of(st.sampled_from([0.0, 1.0, 2.0, 2.5, math.nan]), st.floats(0.01, 50))
 _HOURS = st.one_of(st.sampled_from([0.0, 1.0, 730.0, math.nan]), st.floats(0.5, 9000))
 
 
@@ -132,3 +133,28 @@ def test_rows_without_a_price_or_a_feasible_sizing_are_counted_with_examples() -
     too_slow = "offer 2 key 1 on-demand autoscaled: key 1 too slow"
     assert counted[RejectReason.MISSES_DEADLINE] == (1, (too_slow,))
     assert sum(count for count, _ in counted.values()) == 2  # the unpriced row, the too-slow row
+
+
+def test_the_reduced_rows_answer_when_no_left_out_row_can_tie() -> None:
+    """The ordinary case does not fall back: two rows of one key a cent apart, another group
+    whose only key cannot serve (NaN hours), another whose key has a single row."""
+    table = _table([2.0, 2.01, 5.0, 3.0], [math.nan] * 4, [0.0] * 4, [0, 0, 1, 2])
+    rows = SizedRows.of(
+        table, np.asarray([0, 1, 2, 3], dtype=np.int64), np.asarray([0, 0, 1, 2], dtype=np.int64)
+    )
+    prices = [table.prices(SERVING_MODES[0], Assumptions())]
+    minima = pair_minima(table, rows, prices)
+    chosen = minima.cheapest([np.asarray([730.0, math.nan, 730.0])], 10.0)
+    assert chosen is not None
+    chosen_rows, totals, modes = chosen
+    assert chosen_rows.tolist() == [0, 3]  # group 0's cheaper row, group 2's only row
+    assert totals.tolist() == [2.0 * 730 + 10, 3.0 * 730 + 10]
+    assert modes.tolist() == [0, 0]
+
+
+def test_the_remembered_reduction_is_read_only() -> None:
+    table = _table([2.0, 3.0], [math.nan] * 2, [0.0] * 2, [0, 0])
+    rows = SizedRows.of(table, np.asarray([0, 1], dtype=np.int64), np.asarray([0, 0], dtype=np.int64))
+    minima = pair_minima(table, rows, [table.prices(SERVING_MODES[0], Assumptions())])
+    for array in (minima.price, minima.next_price, minima.pairs.offer, minima.priced[0]):
+        assert not array.flags.writeable

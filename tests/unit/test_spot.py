@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from scipy.stats import poisson
 
 from tests.unit.recommend_catalog import P5, cloud_offer, snapshot
 from wheretorun.engine.assumptions import Assumptions
@@ -132,8 +133,6 @@ def test_a_multi_instance_training_job_needs_a_cluster_network() -> None:
 
 
 def test_the_standby_quantile_is_scipys_poisson_quantile() -> None:
-    from scipy.stats import poisson
-
     # hand-checked: P(X <= 0 | mu = 0.001) = 0.999; P(X <= 3 | mu = 1) = 0.981 < 0.99 <= P(X <= 4) = 0.996
     assert poisson_quantile(0.99, 0.0) == 0
     assert poisson_quantile(0.99, 0.001) == 0
@@ -143,9 +142,6 @@ def test_the_standby_quantile_is_scipys_poisson_quantile() -> None:
         assert [poisson_quantile(q, mu) for mu in means] == [int(poisson.ppf(q, mu)) for mu in means]
 
 
-@settings(deadline=None)  # the first example imports scipy.stats (0.3 s on a busy machine)
 @given(st.floats(min_value=0.0, max_value=1e4), st.floats(min_value=0.001, max_value=0.999))
 def test_the_poisson_quantile_agrees_with_scipy_stats(mu: float, q: float) -> None:
-    from scipy.stats import poisson
-
     assert poisson_quantile(q, mu) == int(poisson.ppf(q, mu))

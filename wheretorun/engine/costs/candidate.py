@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import OptionKind
 
-__all__ = ["FIXED_STAFF_LINES", "Line", "CostedCandidate", "PricedCandidate", "lines_total"]
+__all__ = ["FIXED_STAFF_LINES", "CostedCandidate", "Line", "PricedCandidate", "added", "lines_total"]
 
 # Lines paid whatever the volume: the per-deployment staff minimum (costs/staff.py) and a local
 # card's upkeep. A marginal cost leaves them out.
@@ -33,10 +33,21 @@ class Line:
     note: str = ""
 
 
+def added(amounts: Iterable[float]) -> float:
+    """`amounts` added one after another, in their order: what `sum` gives on CPython 3.11, and
+    what array code adding the same columns in the same order gives on any version (`sum`
+    compensates its rounding from 3.12 on; costs/owned.OwnedFleet must match a sizing's total
+    to the last bit)."""
+    total = 0.0
+    for amount in amounts:
+        total += amount
+    return total
+
+
 def lines_total(lines: Iterable[Line]) -> float:
     """What cost lines add up to, in their order: a plan's total, and the totals the break-even
     search and the lead-time bridge compute from the same lines without the plan."""
-    return sum(line.usd for line in lines)
+    return added(line.usd for line in lines)
 
 
 @dataclass(frozen=True, slots=True)

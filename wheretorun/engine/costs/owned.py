@@ -41,7 +41,7 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import REPLICA_SIZES, CapacityTable, ReplicaCapacity
 from wheretorun.engine.catalog import AcceleratorEntry, HardwarePrice
 from wheretorun.engine.costs.arrays import FloatArray, ceil_array, ceil_count
-from wheretorun.engine.costs.candidate import CostedCandidate, Line, PricedCandidate
+from wheretorun.engine.costs.candidate import CostedCandidate, Line, PricedCandidate, added, lines_total
 from wheretorun.engine.costs.cloud import Layout, quantisation_risks
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.finance import CapitalSchedule, capital_schedule
@@ -73,6 +73,7 @@ __all__ = [
 
 _W_PER_KW = 1000.0
 _LOW_UTILISATION = 0.5
+_EXACT_WHOLE_FLOATS = 2.0**53  # every whole number below it is a float
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +208,7 @@ class OwnedSizing:
     _total_usd: float = field(init=False, default=0.0, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_total_usd", sum(usd for _, usd in self.amounts()))
+        object.__setattr__(self, "_total_usd", added(usd for _, usd in self.amounts()))
 
     def amounts(self) -> list[tuple[str, float]]:
         """The cost lines' names and amounts; their sum is the plan's total."""
@@ -271,10 +272,12 @@ def owned_sizing(
 
 @dataclass(frozen=True, slots=True)
 class OwnedFleet:
-    """Owned servers of many layouts as columns (column i is `units[i]`), to size them all for one
-    demand at once: `totals` are `owned_sizing(...).total_usd` of each, the same figures added
-    in the same order as `OwnedSizing.amounts()`. None of it depends on the demand, so a fleet
-    serves every request that sizes the same servers."""
+    """Owned servers of many layouts as columns (column i is `units[i]`, bought under one set of
+    assumptions), to size them all for one demand at once: `totals` are each server's
+    `owned_sizing(...).total_usd` to the last bit, the same figures added one after another in
+    the order of `OwnedSizing.amounts()` (costs/candidate.added), or none past 2^53 replicas.
+    None of it depends on the demand, so one fleet serves every request that sizes the same
+    servers. The arrays are read-only: a fleet is shared between requests and threads."""
 
     units: tuple[OwnedUnit, ...]
     planned_rps: FloatArray  # a replica's requests/s at the target utilisation
@@ -289,11 +292,19 @@ class OwnedFleet:
     idle_power_usd: FloatArray
     energy_usd_per_rps_hour: FloatArray
     in_service_months: FloatArray
+    lead_months: int
+    staff_minimum_usd_per_month: float  # assumptions.operations_staff_usd_per_month
+    accelerators_per_staff_fte: float
+    staff_usd_per_fte_month: float
 
     @classmethod
     def of(cls, units: Sequence[OwnedUnit], assumptions: Assumptions) -> OwnedFleet:
         def column(values: list[float]) -> FloatArray:
-            return np.asarray(values, dtype=np.float64)
+            array = np.asarray(values, dtype=np.float64)
+            array.flags.writeable = False
+            return array
+
+        a = assumptions
 
         return cls(
             units=tuple(units),
@@ -311,28 +322,28 @@ class OwnedFleet:
             idle_power_usd=column([u.idle_power_usd for u in units]),
             energy_usd_per_rps_hour=column([u.energy_usd_per_rps_hour for u in units]),
             in_service_months=column([u.schedule.in_service_months for u in units]),
+            lead_months=min(a.hardware_lead_time_months, a.horizon_months),  # as owned_unit's
+            staff_minimum_usd_per_month=a.operations_staff_usd_per_month,
+            accelerators_per_staff_fte=a.accelerators_per_staff_fte,
+            staff_usd_per_fte_month=a.staff_usd_per_fte_month,
         )
 
-    def totals(
-        self, demand: ServingDemand, assumptions: Assumptions, bridge: Bridge | None
-    ) -> tuple[FloatArray, FloatArray]:
-        """Each server's plan total for `demand` and its capex (servers x capex per server)."""
-        a, units = assumptions, self.units
-        servers = np.maximum(
-            ceil_array(
-                (ceil_array(demand.peak_rps / self.planned_rps) + demand.redundancy)
-                / self.replicas_per_server
-            ),
-            1.0,
-        )
-        lead = units[0].lead_months if units else 0  # every unit is bought under the same assumptions
+    def totals(self, demand: ServingDemand, bridge: Bridge | None) -> tuple[FloatArray, FloatArray] | None:
+        """Each server's plan total for `demand` and its capex (servers x capex per server); None
+        from 2^53 replicas on, where a float no longer holds every whole count and the sizing's
+        integer arithmetic could round otherwise (size each server on its own there)."""
+        replicas = ceil_array(demand.peak_rps / self.planned_rps) + demand.redundancy
+        if np.any(replicas >= _EXACT_WHOLE_FLOATS):
+            return None
+        servers = np.maximum(ceil_array(replicas / self.replicas_per_server), 1.0)
+        lead = self.lead_months
         bought = self.capex_usd * servers
-        fixed_staff = a.operations_staff_usd_per_month * self.in_service_months
+        fixed_staff = self.staff_minimum_usd_per_month * self.in_service_months
         scaled_staff = (
             servers
             * self.accelerators
-            / a.accelerators_per_staff_fte
-            * a.staff_usd_per_fte_month
+            / self.accelerators_per_staff_fte
+            * self.staff_usd_per_fte_month
             * self.in_service_months
         )
         total = bought * self.purchases
@@ -381,7 +392,7 @@ def owned_plan(
     lines = tuple(Line(name, usd, notes.get(name, "")) for name, usd in sizing.amounts())
     raw_capacity_hours = servers * unit.planned_rps * assumptions.hours_per_month * months_in_service
     utilisation = sizing.served_rps_hours / raw_capacity_hours if raw_capacity_hours else None
-    total = sum(line.usd for line in lines)
+    total = lines_total(lines)
     opex = sum(
         line.usd for line in lines if line.name in ("maintenance", "colocation", "power", STAFF, SCALED_STAFF)
     )

@@ -315,7 +315,7 @@ def choose_cheapest(
     describe: Callable[[int, int, CloudMode], str],
 ) -> tuple[RankedChoices, int]:
     """The cheapest feasible row per (accelerator, provider) and pricing mode, cheapest first, and
-    the number of rows priced. Every rejected row is counted in `book`.
+    the number of (row, mode) candidates considered. Every rejected row is counted in `book`.
 
     Without a budget, the modes are priced together over each (mode, group, sizing key)'s
     cheapest row (`PairMinima`, a sixth of the rows for the full catalog), and over every row only
@@ -350,7 +350,8 @@ def _cheapest_of_every_row(
     kept: list[Chosen] = []
     for index, (spec, mode_prices) in enumerate(zip(modes, prices, strict=True)):
         row_prices, hours = mode_prices[rows.offer], spec.hours[rows.key]
-        totals = row_prices * hours + fixed_usd
+        with np.errstate(invalid="ignore"):  # NaN: cannot be priced (NaN hours, or 0 x inf)
+            totals = row_prices * hours + fixed_usd
         if max_total_usd is not None:
             _count(
                 book, spec, table, rows.offer, rows.key, row_prices, hours, totals, max_total_usd, describe
@@ -374,37 +375,46 @@ class PairMinima:
     `SizedRows.cheapest_per_group` breaks ties). The rows that cannot be priced are counted here
     once per mode, by reason, for the rejection book.
 
-    `pairs` holds the reduced rows, grouped by (mode, group) like `SizedRows` and in row order
-    within a group; `pairs.offer` is each one's sized row."""
+    A "pair" is one (mode, group, sizing key) and its cheapest row. `pairs` holds them as
+    `SizedRows` grouped by (mode, group), in row order within a group; its `offer` column holds
+    each pair's row in the sized rows (not an offer). Shared between requests and threads, so
+    every array is read-only and the per-mode lists are tuples."""
 
     pairs: SizedRows
     mode: IntArray  # each pair's mode index
     price: FloatArray  # its price
     next_price: FloatArray  # the lowest price above it among the same mode, group and key; inf: none
     group_number: IntArray  # its group number in `pairs` (0, 1, ...)
-    priced: list[BoolArray]  # per mode: which sized rows have a price
-    priced_per_key: list[IntArray]  # per mode: the priced rows of each sizing key
-    incomplete: list[IntArray]  # per mode: rows with no price for want of a host VM figure
-    unpriced: list[IntArray]  # per mode: rows with no price in the mode otherwise
+    priced: tuple[BoolArray, ...]  # per mode: which sized rows have a price
+    priced_per_key: tuple[IntArray, ...]  # per mode: the priced rows of each sizing key
+    incomplete: tuple[IntArray, ...]  # per mode: rows with no price for want of a host VM figure
+    unpriced: tuple[IntArray, ...]  # per mode: rows with no price in the mode otherwise
 
     def cheapest(self, hours: list[FloatArray], fixed_usd: float) -> Chosen | None:
         """The cheapest feasible row of each (mode, group) and its total, as pricing every row
-        gives, or None when a row left out might tie or win: the lowest total of a key's
-        dearer rows is `next_price x hours + fixed` (rounding keeps the order of prices), and it
-        must exceed its group's winning total for the answer to be the same."""
-        pair_hours = np.stack(hours)[self.mode, self.pairs.key] if len(self.mode) else np.zeros(0)
-        totals = self.price * pair_hours + fixed_usd
-        feasible = ~np.isnan(totals)
-        winners = self.pairs.cheapest_per_group(totals, feasible)
-        if len(winners):
+        gives, or None when a row left out might tie or win.
+
+        The rows left out of a (mode, group, key) are dearer than its cheapest; the lowest total
+        among them is `next_price x hours + fixed`, exactly (rounding never reverses the order of
+        two prices). A group's answer stands when that is above the group's winning total for
+        every key of the group that has dearer rows to price; a group with no winner stands when
+        none of its dearer rows can be priced at all (their hours are NaN)."""
+        if not len(self.price):
+            return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
+        pair_hours = np.stack(hours)[self.mode, self.pairs.key]
+        with np.errstate(invalid="ignore"):  # NaN: cannot be priced (NaN hours, or 0 x inf)
+            totals = self.price * pair_hours + fixed_usd
+        winners = self.pairs.cheapest_per_group(totals, ~np.isnan(totals))
+        has_dearer = np.isfinite(self.next_price) & ~np.isnan(pair_hours)
+        if has_dearer.any():
             with np.errstate(invalid="ignore"):
-                dearer = np.where(
-                    np.isinf(self.next_price) | ~feasible, np.inf, self.next_price * pair_hours + fixed_usd
-                )
-            lowest_dearer = np.minimum.reduceat(dearer[self.pairs.by_group], self.pairs.starts)
-            best = np.full(len(self.pairs.starts), np.inf)
+                dearer = np.where(has_dearer, self.next_price * pair_hours + fixed_usd, np.inf)
+            by_group, starts = self.pairs.by_group, self.pairs.starts
+            lowest_dearer = np.minimum.reduceat(dearer[by_group], starts)
+            any_dearer = np.logical_or.reduceat(has_dearer[by_group], starts)
+            best = np.full(len(starts), np.inf)
             best[self.group_number[winners]] = totals[winners]
-            if np.any(lowest_dearer <= best):
+            if np.any(any_dearer & (lowest_dearer <= best)):
                 return None
         return np.asarray(self.pairs.offer[winners], dtype=np.int64), totals[winners], self.mode[winners]
 
@@ -459,8 +469,8 @@ def _reject_rows(
 def _mode_minima(
     table: OfferTable, rows: SizedRows, row_prices: FloatArray
 ) -> tuple[IntArray, IntArray, FloatArray]:
-    """One mode's cheapest row of each (group, sizing key), in row order; and the lowest price
-    above it within the same (group, key) (inf: none)."""
+    """One mode's cheapest row of each (group, sizing key), in row order: the rows, their groups,
+    and the lowest price above each within the same (group, key) (inf: none)."""
     groups = table.group[rows.offer]
     candidates = np.flatnonzero(~np.isnan(row_prices))
     # priced rows by (group, key, price, row): each pair's first row is its cheapest
@@ -481,6 +491,8 @@ def _mode_minima(
 
 
 def _pair_minima(table: OfferTable, rows: SizedRows, prices: list[FloatArray]) -> PairMinima:
+    """`rows` reduced for every mode (`prices[i]`: mode i's USD per instance-hour of each table
+    offer), and each mode's unpriced rows sorted out by reason."""
     group_count = int(table.group.max(initial=-1)) + 1
     keys = int(rows.key.max(initial=-1)) + 1
     firsts, groups, next_prices, modes, row_prices = [], [], [], [], []
@@ -503,17 +515,35 @@ def _pair_minima(table: OfferTable, rows: SizedRows, prices: list[FloatArray]) -
     pairs = SizedRows.grouped(first, rows.key[first], np.concatenate(groups) if groups else first)
     group_number = np.empty(len(first), dtype=np.int64)
     group_number[pairs.by_group] = pairs.group_of
-    return PairMinima(
+    minima = PairMinima(
         pairs=pairs,
         mode=np.concatenate(modes) if modes else first,
         price=np.concatenate(row_prices) if row_prices else np.zeros(0),
         next_price=np.concatenate(next_prices) if next_prices else np.zeros(0),
         group_number=group_number,
-        priced=priced,
-        priced_per_key=priced_per_key,
-        incomplete=incomplete,
-        unpriced=unpriced,
+        priced=tuple(priced),
+        priced_per_key=tuple(priced_per_key),
+        incomplete=tuple(incomplete),
+        unpriced=tuple(unpriced),
     )
+    for array in (
+        pairs.offer,
+        pairs.key,
+        pairs.by_group,
+        pairs.starts,
+        pairs.lengths,
+        pairs.group_of,
+        minima.mode,
+        minima.price,
+        minima.next_price,
+        group_number,
+        *priced,
+        *priced_per_key,
+        *incomplete,
+        *unpriced,
+    ):
+        array.flags.writeable = False
+    return minima
 
 
 _PAIR_MINIMA: RecentResults[PairMinima] = RecentResults(kept=16)

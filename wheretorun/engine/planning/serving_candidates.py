@@ -8,6 +8,7 @@ plans of each kind also feed the hybrid program (hybrid.py).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -452,7 +453,9 @@ def _owned(
                 book.record(lead, f"owned {entry.id}")
         return
     fleet, columns = _owned_fleet(capacities, precisions, entries, context)
-    totals, capex = fleet.totals(demand, a, bridge)
+    totals, capex = fleet.totals(demand, bridge) or _each_sized(
+        fleet, entries, columns, demand, context, bridge
+    )
     bases: list[tuple[PricedCandidate, str, OwnedSizing, cloud.Layout]] = []
     for entry, entry_columns in zip(entries, columns, strict=True):
         sized: list[tuple[float, int, int]] = []  # (total, precision order, column)
@@ -461,17 +464,18 @@ def _owned(
             if isinstance(column, Rejection):
                 book.record(column, f"owned {entry.id}")
                 continue
-            over = over_limits(
-                float(totals[column]) / demand.months, float(capex[column]), context.constraints
-            )
+            total = float(totals[column])
+            over = over_limits(total / demand.months, float(capex[column]), context.constraints)
             if over is not None:
                 book.record(over, f"owned {entry.id} at {precision.value}")
                 continue
-            sized.append((float(totals[column]), order, column))
+            sized.append((total, order, column))
         if sized:
-            price, tdp = context.snapshot.hardware_prices[entry.id], _tdp(entry)
-            sizing = _cheapest_sizing(sized, fleet, entry, price, demand, a, bridge)
-            layout = sizing.unit.layout
+            total, _, column = min(sized)
+            price, tdp, server = context.snapshot.hardware_prices[entry.id], _tdp(entry), fleet.units[column]
+            layout = server.layout
+            sizing = owned_sizing(entry, price, tdp, layout, demand, a, bridge, server)
+            assert sizing.total_usd == total, "the fleet adds what the sizing adds, in its order"
             plan = priced_owned_plan(entry, price, tdp, layout, model.model_id, demand, a, bridge, sizing)
             result.plans.append(plan)
             bases.append((plan, _base_unit(layout, entry), sizing, layout))
@@ -481,35 +485,35 @@ def _owned(
         result.bases.append(_owned_base(plan.written(), unit, sizing, layout, a))
 
 
-def _cheapest_sizing(
-    sized: list[tuple[float, int, int]],
+def _each_sized(
     fleet: OwnedFleet,
-    entry: AcceleratorEntry,
-    price: HardwarePrice,
+    entries: list[AcceleratorEntry],
+    columns: _Columns,
     demand: ServingDemand,
-    a: Assumptions,
+    context: Context,
     bridge: Bridge | None,
-) -> OwnedSizing:
-    """The cheapest of an accelerator's sized precisions (the first on a tie), as `OwnedSizing`.
-    The fleet's totals add the same figures in the same order as the sizing does, but `sum` may
-    round differently (CPython 3.12 compensates), so every precision within a hair of the
-    lowest is sized and compared on its own total."""
-    lowest = min(total for total, _, _ in sized)
-    close = [(order, column) for total, order, column in sized if total <= lowest + abs(lowest) * 1e-9]
-    contenders = []
-    for order, column in close:
-        unit = fleet.units[column]
-        sizing = owned_sizing(entry, price, _tdp(entry), unit.layout, demand, a, bridge, unit)
-        contenders.append((sizing.total_usd, order, sizing))
-    return min(contenders, key=lambda item: item[:2])[2]
+) -> tuple[FloatArray, FloatArray]:
+    """`fleet.totals` server by server, as `OwnedSizing` (for the demands it declines)."""
+    totals, capex = np.full(len(fleet.units), math.nan), np.full(len(fleet.units), math.nan)
+    for entry, entry_columns in zip(entries, columns, strict=True):
+        price, tdp = context.snapshot.hardware_prices[entry.id], _tdp(entry)
+        for column in entry_columns:
+            if isinstance(column, int):
+                server = fleet.units[column]
+                sizing = owned_sizing(
+                    entry, price, tdp, server.layout, demand, context.assumptions, bridge, server
+                )
+                totals[column], capex[column] = sizing.total_usd, sizing.capex_usd
+    return totals, capex
 
 
-_FLEETS: RecentResults[tuple[OwnedFleet, list[list[int | Rejection]]]] = RecentResults(kept=16)
+_Columns = tuple[tuple[int | Rejection, ...], ...]  # per accelerator, per precision
+_FLEETS: RecentResults[tuple[OwnedFleet, _Columns]] = RecentResults(kept=16)
 
 
 def _owned_fleet(
     capacities: CapacityTable, precisions: list[Precision], entries: list[AcceleratorEntry], context: Context
-) -> tuple[OwnedFleet, list[list[int | Rejection]]]:
+) -> tuple[OwnedFleet, _Columns]:
     """The servers of every (accelerator, precision) that has a layout, and for each accelerator
     and precision its column in the fleet or why it has none; remembered for the last few
     capacity tables, catalogs' hardware prices and accelerators (by identity) and precisions and
@@ -528,11 +532,11 @@ def _new_fleet(
     entries: list[AcceleratorEntry],
     prices: Mapping[str, HardwarePrice],
     a: Assumptions,
-) -> tuple[OwnedFleet, list[list[int | Rejection]]]:
+) -> tuple[OwnedFleet, _Columns]:
     keys = [(entry.id, server_size(entry, a), precision) for entry in entries for precision in precisions]
     layouts = iter(server_layouts(capacities, keys))
     units: list[OwnedUnit] = []
-    columns: list[list[int | Rejection]] = []
+    columns: list[tuple[int | Rejection, ...]] = []
     for entry in entries:
         entry_columns: list[int | Rejection] = []
         for _ in precisions:
@@ -542,8 +546,8 @@ def _new_fleet(
                 continue
             entry_columns.append(len(units))
             units.append(owned_unit(entry, prices[entry.id], _tdp(entry), layout, a))
-        columns.append(entry_columns)
-    return OwnedFleet.of(units, a), columns
+        columns.append(tuple(entry_columns))
+    return OwnedFleet.of(units, a), tuple(columns)
 
 
 def clear_serving_memos() -> None:
