@@ -297,15 +297,16 @@ _LAYOUT_COLUMNS: RecentResults[tuple[FloatArray, FloatArray]] = RecentResults(ke
 
 
 def _layout_columns(sized: CloudSizing[cloud.Layout]) -> tuple[FloatArray, FloatArray]:
-    """Each layout's replica requests/s and replicas per instance, as arrays; remembered by the
-    sizing's identity (sizings are themselves remembered, and a layout never changes)."""
+    """Each layout's replica requests/s and replicas per instance, as read-only arrays;
+    remembered by the sizing's identity (sizings are themselves remembered, and a layout never
+    changes)."""
 
     def columns() -> tuple[FloatArray, FloatArray]:
         layouts = sized.sizings
-        return (
-            np.asarray([layout.capacity.requests_per_s for layout in layouts], dtype=np.float64),
-            np.asarray([float(layout.per_instance) for layout in layouts], dtype=np.float64),
-        )
+        rps = np.asarray([layout.capacity.requests_per_s for layout in layouts], dtype=np.float64)
+        per_instance = np.asarray([float(layout.per_instance) for layout in layouts], dtype=np.float64)
+        rps.flags.writeable = per_instance.flags.writeable = False
+        return rps, per_instance
 
     return _LAYOUT_COLUMNS.get((sized,), None, columns)
 
