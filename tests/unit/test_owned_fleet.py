@@ -35,6 +35,16 @@ def _servers() -> list[tuple[str, cloud.Layout]]:
     ]
 
 
+def _workload(requests_per_day: float, **shape: float) -> InferenceWorkload:
+    return InferenceWorkload(
+        models=("m",), requests_per_day=requests_per_day, input_tokens=900, output_tokens=300, **shape
+    )
+
+
+def _demand(workload: InferenceWorkload, assumptions: Assumptions) -> ServingDemand:
+    return ServingDemand.from_workload(workload, assumptions.horizon_months, assumptions.hours_per_month)
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     requests_per_day=st.floats(1, 5e8),
@@ -59,15 +69,8 @@ def test_the_fleets_totals_are_each_servers_own_sizing(
         operations_staff_usd_per_month=staff_usd,
         accelerators_per_staff_fte=per_fte,
     )
-    workload = InferenceWorkload(
-        models=("m",),
-        requests_per_day=requests_per_day,
-        input_tokens=900,
-        output_tokens=300,
-        growth_per_month=growth,
-        redundancy=redundancy,
-    )
-    demand = ServingDemand.from_workload(workload, assumptions.horizon_months, assumptions.hours_per_month)
+    workload = _workload(requests_per_day, growth_per_month=growth, redundancy=redundancy)
+    demand = _demand(workload, assumptions)
     rented = cloud.Layout(replica_capacity(10.0), per_instance=2, accelerators=8)
     mode = cloud.CloudMode("on_demand", "autoscaled")
 
@@ -92,8 +95,7 @@ def test_the_fleets_totals_are_each_servers_own_sizing(
 
 def test_an_empty_fleet_has_no_totals() -> None:
     assumptions = Assumptions()
-    workload = InferenceWorkload(models=("m",), requests_per_day=1000, input_tokens=900, output_tokens=300)
-    demand = ServingDemand.from_workload(workload, assumptions.horizon_months, assumptions.hours_per_month)
+    demand = _demand(_workload(1000), assumptions)
     totals, capex = OwnedFleet.of([], assumptions).totals(demand, None)
     assert totals.shape == (0,)
     assert capex.shape == (0,)
@@ -131,13 +133,11 @@ def test_past_a_floats_whole_numbers_the_fleet_declines_and_each_server_is_sized
     """From 2^53 replicas on, float counts round where the sizing's integers do not: the fleet
     gives no totals, and the planner sizes each server on its own, as before the fleet."""
     assumptions = Assumptions()
-    workload = InferenceWorkload(models=("m",), requests_per_day=1e17, input_tokens=900, output_tokens=300)
-    demand = ServingDemand.from_workload(workload, assumptions.horizon_months, assumptions.hours_per_month)
+    demand = _demand(_workload(1e17), assumptions)
     name, layout = _servers()[1]  # 0.37 requests/s a replica: ~3e12 replicas at this volume ...
     unit = owned_unit(ACCELERATORS[name], HARDWARE[name], _TDP_W[name], layout, assumptions)
     assert OwnedFleet.of([unit], assumptions).totals(demand, None) is not None
-    huge = InferenceWorkload(models=("m",), requests_per_day=1e21, input_tokens=900, output_tokens=300)
-    huge_demand = ServingDemand.from_workload(huge, assumptions.horizon_months, assumptions.hours_per_month)
+    huge_demand = _demand(_workload(1e21), assumptions)
     assert OwnedFleet.of([unit], assumptions).totals(huge_demand, None) is None  # ... ~3e16 here
     planned = recommend(
         InferenceWorkload(

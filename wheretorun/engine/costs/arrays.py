@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BoolArray", "FloatArray", "IntArray", "ceil_array", "ceil_count"]
+__all__ = ["BoolArray", "FloatArray", "IntArray", "ceil_array", "ceil_count", "read_only"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -24,3 +25,9 @@ def ceil_count(value: float) -> int:
 def ceil_array(values: FloatArray) -> FloatArray:
     """`ceil_count` over an array (kept as floats for further arithmetic)."""
     return np.maximum(np.ceil(values - _TOLERANCE), 0.0)
+
+
+def read_only(*arrays: npt.NDArray[Any]) -> None:
+    """Make `arrays` read-only: arrays a memo shares between requests and threads."""
+    for array in arrays:
+        array.flags.writeable = False

@@ -40,12 +40,12 @@ import numpy as np
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import REPLICA_SIZES, CapacityTable, ReplicaCapacity
 from wheretorun.engine.catalog import AcceleratorEntry, HardwarePrice
-from wheretorun.engine.costs.arrays import FloatArray, ceil_array, ceil_count
+from wheretorun.engine.costs.arrays import FloatArray, ceil_array, ceil_count, read_only
 from wheretorun.engine.costs.candidate import CostedCandidate, Line, PricedCandidate, added, lines_total
 from wheretorun.engine.costs.cloud import Layout, quantisation_risks
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.finance import CapitalSchedule, capital_schedule
-from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, staff_lines
+from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, fleet_staff_usd, staff_lines
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.rules.local_capacity import one_stream
@@ -61,6 +61,7 @@ __all__ = [
     "local_lines",
     "local_plan",
     "local_total",
+    "lead_months",
     "owned_plan",
     "owned_sizing",
     "owned_unit",
@@ -163,13 +164,18 @@ class OwnedUnit:
         return self.layout.per_instance * self.layout.capacity.requests_per_s
 
 
+def lead_months(assumptions: Assumptions) -> int:
+    """Months from ordering hardware to its delivery, within the horizon."""
+    return min(assumptions.hardware_lead_time_months, assumptions.horizon_months)
+
+
 def owned_unit(
     entry: AcceleratorEntry, price: HardwarePrice, tdp_w: float, layout: Layout, assumptions: Assumptions
 ) -> OwnedUnit:
     a = assumptions
     size = layout.accelerators
     capex = server_capex_usd(price, size, a)
-    lead = min(a.hardware_lead_time_months, a.horizon_months)
+    lead = lead_months(a)
     schedule = capital_schedule(
         lead, a.horizon_months, a.life_months, a.residual_value_fraction, a.cost_of_capital_annual
     )
@@ -292,19 +298,14 @@ class OwnedFleet:
     idle_power_usd: FloatArray
     energy_usd_per_rps_hour: FloatArray
     in_service_months: FloatArray
-    lead_months: int
-    staff_minimum_usd_per_month: float  # assumptions.operations_staff_usd_per_month
-    accelerators_per_staff_fte: float
-    staff_usd_per_fte_month: float
+    assumptions: Assumptions  # the units were bought under them
 
     @classmethod
     def of(cls, units: Sequence[OwnedUnit], assumptions: Assumptions) -> OwnedFleet:
         def column(values: list[float]) -> FloatArray:
             array = np.asarray(values, dtype=np.float64)
-            array.flags.writeable = False
+            read_only(array)
             return array
-
-        a = assumptions
 
         return cls(
             units=tuple(units),
@@ -322,10 +323,7 @@ class OwnedFleet:
             idle_power_usd=column([u.idle_power_usd for u in units]),
             energy_usd_per_rps_hour=column([u.energy_usd_per_rps_hour for u in units]),
             in_service_months=column([u.schedule.in_service_months for u in units]),
-            lead_months=min(a.hardware_lead_time_months, a.horizon_months),  # as owned_unit's
-            staff_minimum_usd_per_month=a.operations_staff_usd_per_month,
-            accelerators_per_staff_fte=a.accelerators_per_staff_fte,
-            staff_usd_per_fte_month=a.staff_usd_per_fte_month,
+            assumptions=assumptions,
         )
 
     def totals(self, demand: ServingDemand, bridge: Bridge | None) -> tuple[FloatArray, FloatArray] | None:
@@ -336,16 +334,10 @@ class OwnedFleet:
         if np.any(replicas >= _EXACT_WHOLE_FLOATS):
             return None
         servers = np.maximum(ceil_array(replicas / self.replicas_per_server), 1.0)
-        lead = self.lead_months
+        a, lead = self.assumptions, lead_months(self.assumptions)
         bought = self.capex_usd * servers
-        fixed_staff = self.staff_minimum_usd_per_month * self.in_service_months
-        scaled_staff = (
-            servers
-            * self.accelerators
-            / self.accelerators_per_staff_fte
-            * self.staff_usd_per_fte_month
-            * self.in_service_months
-        )
+        fixed_staff = a.operations_staff_usd_per_month * self.in_service_months
+        scaled_staff = fleet_staff_usd(servers * self.accelerators, self.in_service_months, a)
         total = bought * self.purchases
         total = total + -self.capex_usd * servers * self.resale
         total = total + bought * self.cost_of_capital

@@ -15,10 +15,15 @@ Jobs (batch, training runs) pay staff for the months they run; serving for the h
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.costs.arrays import FloatArray
 from wheretorun.engine.costs.candidate import FIXED_STAFF_LINES, Line
 
-__all__ = ["FIXED_STAFF_LINES", "SCALED_STAFF", "STAFF", "staff_fte", "staff_lines"]
+__all__ = ["FIXED_STAFF_LINES", "SCALED_STAFF", "STAFF", "fleet_staff_usd", "staff_fte", "staff_lines"]
+
+_Amount = TypeVar("_Amount", float, FloatArray)
 
 STAFF = "operations staff"
 SCALED_STAFF = "operations staff per accelerator"
@@ -28,6 +33,13 @@ def staff_fte(minimum_usd_per_month: float, accelerators: float, assumptions: As
     """FTE for a deployment of `accelerators` (average over the time it runs)."""
     minimum = minimum_usd_per_month / assumptions.staff_usd_per_fte_month
     return max(minimum, accelerators / assumptions.accelerators_per_staff_fte)
+
+
+def fleet_staff_usd(accelerators: _Amount, months: _Amount, assumptions: Assumptions) -> _Amount:
+    """What the staff for `accelerators` costs over `months` at the fleet rate, before the
+    minimum (a float, or an array of them for many fleets at once)."""
+    a = assumptions
+    return accelerators / a.accelerators_per_staff_fte * a.staff_usd_per_fte_month * months
 
 
 def staff_lines(
@@ -40,7 +52,7 @@ def staff_lines(
     """The fixed minimum line, and the scaled line when the fleet needs more than the minimum."""
     a = assumptions
     fixed = minimum_usd_per_month * months
-    scaled = accelerators / a.accelerators_per_staff_fte * a.staff_usd_per_fte_month * months
+    scaled = fleet_staff_usd(accelerators, months, a)
     lines = [Line(STAFF, fixed, f"{note}; the minimum per deployment")]
     if scaled > fixed:
         lines.append(

@@ -14,19 +14,21 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import partial
 
 import numpy as np
 
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import CloudOffer
 from wheretorun.engine.cluster_network import cluster_network
-from wheretorun.engine.costs.arrays import BoolArray, FloatArray, IntArray
+from wheretorun.engine.costs.arrays import BoolArray, FloatArray, IntArray, read_only
 from wheretorun.engine.costs.cloud import CloudMode, catalog_reserved_rate, spot_price, whole_accelerators
 from wheretorun.engine.memo import RecentResults
 from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.rules.budget import OVER_MONTHLY_BUDGET
 from wheretorun.engine.rules.missing_price import HOST_VM, mode_price
+from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.rules.reserved_term import no_term
 
 __all__ = [
@@ -353,9 +355,7 @@ def _cheapest_of_every_row(
         with np.errstate(invalid="ignore"):  # NaN: cannot be priced (NaN hours, or 0 x inf)
             totals = row_prices * hours + fixed_usd
         if max_total_usd is not None:
-            _count(
-                book, spec, table, rows.offer, rows.key, row_prices, hours, totals, max_total_usd, describe
-            )
+            _count(book, spec, table, rows, row_prices, hours, totals, max_total_usd, describe)
         cheapest = rows.cheapest_per_group(totals, ~np.isnan(totals) & _within(totals, max_total_usd))
         kept.append((cheapest, totals[cheapest], np.full(len(cheapest), index, dtype=np.int64)))
     if not kept:
@@ -429,7 +429,7 @@ class PairMinima:
         """Count mode `index`'s rejected rows by reason, as `_count` does without a budget."""
         infeasible_keys = np.isnan(spec.hours)
         per_key, priced = self.priced_per_key[index], self.priced[index]
-        missing = no_term(spec.mode.pricing) if spec.mode.reserved else mode_price(spec.mode.pricing)
+        missing = _missing_price(spec.mode)
 
         def infeasible_rows() -> IntArray:
             return np.flatnonzero(priced & infeasible_keys[rows.key])
@@ -526,23 +526,14 @@ def _pair_minima(table: OfferTable, rows: SizedRows, prices: list[FloatArray]) -
         incomplete=tuple(incomplete),
         unpriced=tuple(unpriced),
     )
-    for array in (
-        pairs.offer,
-        pairs.key,
-        pairs.by_group,
-        pairs.starts,
-        pairs.lengths,
-        pairs.group_of,
-        minima.mode,
-        minima.price,
-        minima.next_price,
-        group_number,
+    read_only(
+        *(pairs.offer, pairs.key, pairs.by_group, pairs.starts, pairs.lengths, pairs.group_of),
+        *(minima.mode, minima.price, minima.next_price, group_number),
         *priced,
         *priced_per_key,
         *incomplete,
         *unpriced,
-    ):
-        array.flags.writeable = False
+    )
     return minima
 
 
@@ -608,18 +599,18 @@ def _count(
     book: RejectionBook,
     spec: ModeHours,
     table: OfferTable,
-    row_offer: IntArray,
-    row_key: IntArray,
+    rows: SizedRows,
     prices: FloatArray,
     hours: FloatArray,
     totals: FloatArray,
     cap: float | None,
     describe: Callable[[int, int, CloudMode], str],
 ) -> None:
-    """Count this mode's rejected rows by reason (the first failing rule decides)."""
+    """Count this mode's rejected rows by reason (the first failing rule decides); `prices`,
+    `hours` and `totals` are each sized row's."""
     unpriced = np.isnan(prices)
-    incomplete = unpriced & table.incomplete()[row_offer]
-    missing = no_term(spec.mode.pricing) if spec.mode.reserved else mode_price(spec.mode.pricing)
+    incomplete = unpriced & table.incomplete()[rows.offer]
+    missing = _missing_price(spec.mode)
     infeasible = ~unpriced & np.isnan(hours)
     over = ~unpriced & ~infeasible & ~_within(totals, cap)
     for mask, reason, why in (
@@ -628,11 +619,10 @@ def _count(
         (infeasible, spec.reason, ""),
         (over, OVER_MONTHLY_BUDGET.reason, OVER_MONTHLY_BUDGET.detail),
     ):
-        rows = np.flatnonzero(mask)
+        rejected = partial(np.flatnonzero, mask)  # listed only when an example is wanted
+        _reject_rows(book, spec, rows, int(mask.sum()), rejected, reason, why, describe)
 
-        def example(i: int, rows: IntArray = rows, why: str = why) -> str:
-            offer, key = int(row_offer[rows[i]]), int(row_key[rows[i]])
-            detail = why or (spec.detail(key) if spec.detail else "")
-            return f"{describe(offer, key, spec.mode)}: {detail}"
 
-        book.reject_rows(reason, len(rows), example)
+def _missing_price(mode: CloudMode) -> Rejection:
+    """Why a row has no price in `mode` (when its host VM is not the reason)."""
+    return no_term(mode.pricing) if mode.reserved else mode_price(mode.pricing)

@@ -18,7 +18,7 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import CapacityTable, serving_capacities
 from wheretorun.engine.catalog import AcceleratorEntry, ApiPriceOffer, HardwarePrice
 from wheretorun.engine.costs import cloud, hosted
-from wheretorun.engine.costs.arrays import FloatArray
+from wheretorun.engine.costs.arrays import FloatArray, read_only
 from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate, lines_total
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import (
@@ -305,7 +305,7 @@ def _layout_columns(sized: CloudSizing[cloud.Layout]) -> tuple[FloatArray, Float
         layouts = sized.sizings
         rps = np.asarray([layout.capacity.requests_per_s for layout in layouts], dtype=np.float64)
         per_instance = np.asarray([float(layout.per_instance) for layout in layouts], dtype=np.float64)
-        rps.flags.writeable = per_instance.flags.writeable = False
+        read_only(rps, per_instance)
         return rps, per_instance
 
     return _LAYOUT_COLUMNS.get((sized,), None, columns)
