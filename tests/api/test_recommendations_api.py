@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from tests.import_support import AdminApp, admin_app, litellm_text
 from wheretorun.api.inprocess import InProcessClient
+from wheretorun.services.recommendation_reads import RecommendationRead
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml"))
 OPTION_FIELDS = {
@@ -64,6 +65,20 @@ def test_every_example_workload_gets_ranked_costed_options(client: InProcessClie
     for group in result["rejected"]:
         assert group["count"] > 0
         assert group["examples"], group["reason"]
+
+
+def test_the_answer_is_the_declared_model_as_json(client: InProcessClient) -> None:
+    """The handler writes its JSON itself; it must be what the declared `response_model` is:
+    every field of `RecommendationRead`, by the same names, and nothing else."""
+    body = yaml.safe_load((EXAMPLES[0]).read_text(encoding="utf-8"))
+    response = client.post("/v1/recommendations", json=body)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    answer = response.json()
+    read = RecommendationRead.model_validate(answer)
+    assert answer["options"]
+    assert set(answer) == set(RecommendationRead.model_fields)
+    assert json.loads(read.model_dump_json(by_alias=True)) == answer
 
 
 def test_the_top_option_is_never_dearer_than_the_best_of_any_kind(client: InProcessClient) -> None:
