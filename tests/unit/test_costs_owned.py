@@ -70,6 +70,27 @@ def test_the_lead_time_is_bridged_by_renting_or_flagged() -> None:
     assert any("no capacity until delivery" in risk for risk in unbridged.risks)
 
 
+def test_the_cost_per_token_counts_only_the_tokens_served() -> None:
+    """With no rental for the 3-month lead time, months 0-2 go unserved: a million tokens costs
+    the total over the 33 months' tokens, not over all 36 months'."""
+    layout = cloud.Layout(replica_capacity(10.0), per_instance=2, accelerators=8)
+    demand = _demand(5.0)  # flat: 5 requests/s of 200 tokens, 730 hours a month
+    assumptions = Assumptions(hardware_lead_time_months=3)
+    unbridged = owned_plan(H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, assumptions, None)
+    served = 5.0 * 3600 * 730 * 33 * 200
+    assert unbridged.tokens == pytest.approx(served)
+    assert unbridged.usd_per_million_tokens == pytest.approx(unbridged.total_usd / served * 1e6)
+
+    def bridge(head: ServingDemand) -> Rental:
+        return Rental("a rental", 1_000.0)
+
+    bridged = owned_plan(H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, assumptions, bridge)
+    assert bridged.tokens == pytest.approx(served * 36 / 33)
+    on_time = Assumptions(hardware_lead_time_months=0)
+    delivered = owned_plan(H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, on_time, None)
+    assert delivered.tokens == demand.total_tokens
+
+
 def test_a_local_card_serves_one_user_only() -> None:
     card = ACCELERATORS["rtx-4090"]
     capacity = replica_capacity(5.0, accelerators=1, single_stream=0.5)

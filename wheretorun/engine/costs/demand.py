@@ -96,6 +96,11 @@ class ServingDemand:
             served = self._served[from_month] = float((self.rates_rps[from_month:] @ self.group_hours).sum())
         return served
 
+    def tokens_from(self, from_month: int) -> float:
+        """Tokens of the requests from `from_month` on (`total_tokens` from month 0): what owned
+        hardware serves when nothing serves the months before its delivery."""
+        return float(self.requests_per_month[from_month:].sum()) * self.tokens_per_request
+
     def _with_rates(self, rates_rps: FloatArray) -> ServingDemand:
         return dataclasses.replace(self, rates_rps=rates_rps)  # the derived figures are computed anew
 

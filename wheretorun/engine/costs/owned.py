@@ -396,7 +396,7 @@ def owned_plan(
         months=demand.months,
         capex_usd=sizing.capex_usd,
         opex_usd_per_month=opex / months_in_service if months_in_service else 0.0,
-        tokens=demand.total_tokens,
+        tokens=_served_tokens(demand, sizing),
         utilisation=utilisation,
         ttft_ms=capacity.ttft_ms,
         tpot_ms=capacity.tpot_ms,
@@ -419,6 +419,16 @@ def owned_plan(
             ).total_usd
         ),
     )
+
+
+def _served_tokens(demand: ServingDemand, sizing: OwnedSizing) -> float:
+    """The tokens the plan serves over the horizon: all of them when a rental bridges the lead
+    time (or there is none), else only those from delivery on. The months before go unserved
+    (a risk says so), so the cost per million tokens is not spread over them."""
+    lead = sizing.unit.lead_months
+    if sizing.bridged is not None or not lead:
+        return demand.total_tokens
+    return demand.tokens_from(lead)
 
 
 def _owned_label(entry: AcceleratorEntry, layout: Layout, sizing: OwnedSizing) -> str:
