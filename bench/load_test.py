@@ -13,9 +13,11 @@ the same against `bare_app` below (the recommendation's path and body, parsed, a
 With `--vary`, the recommendation (and the bare endpoint, posted the same bodies) asks about one
 of 33 volumes in turn (the example's requests per day x 2^(k/4), k = -16..16) instead of one
 body over and over: the engine's memos hold only what does not depend on the volume, and this
-shows it. Prints each run's requests/s, p50/p99 latency, errors (any non-200 or transport error) and the CPU
-seconds of each worker. A run in which one worker did most of the work (uvicorn's workers share one
-listening socket; wrk's connections can all land on one) is shown but not counted; the shares are
+shows it. Prints each run's requests/s, p50/p99 latency, errors (any non-200 or transport
+error), the CPU seconds of each worker and the workers' CPU per request (what the ratios come
+down to: the server's CPU is the limit, and a bare request costs ~0.4 ms of it). A run in which
+one worker did most of the work (uvicorn's workers share one listening socket; wrk's connections
+can all land on one) is shown but not counted; the shares are
 the best and the median counted runs against the bare endpoint's.
 
 The load generator: `wrk` (as the issue measured; `apt-get install wrk`) when it is installed, 2
@@ -30,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import re
 import shutil
@@ -355,8 +358,12 @@ def main() -> None:
                         len(busy) == args.workers and min(busy) >= _BALANCED * max(busy)
                     )
                     shares = "/".join(f"{seconds:.1f}" for seconds in busy)
+                    per_request = sum(used) / result.requests * 1000 if result.requests else math.nan
                     flag = "" if balanced else "  (unbalanced: not counted)"
-                    print(f"{result.line(name)}   worker CPU s {shares}{flag}", flush=True)
+                    print(
+                        f"{result.line(name)}   worker CPU s {shares} = {per_request:.2f} ms a request{flag}",
+                        flush=True,
+                    )
                     if balanced:
                         results[name].append(result)
     _print_shares(results)
