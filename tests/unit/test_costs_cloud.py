@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from decimal import Decimal
 
 import numpy as np
@@ -138,6 +139,35 @@ def test_a_batch_job_takes_enough_instances_to_meet_its_deadline() -> None:
     )
     assert pessimistic is not None
     assert pessimistic[0] == 23  # and 10% more on top: 110.007 instance-hours in 5 h
+
+
+def test_a_batch_plan_states_the_rate_its_hours_follow_from() -> None:
+    """An expert re-reading the answer divides the stated requests by the stated rate and gets
+    the instance-hours billed (on demand: no reclaims)."""
+    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
+    demand = BatchDemand.from_workload(
+        BatchWorkload(
+            models=("m",),
+            input_tokens_total=1e9,
+            output_tokens_total=7.2e8,
+            deadline_hours=5.0,
+            input_tokens_per_request=1000,
+            output_tokens_per_request=100,
+        )
+    )
+    plan = cloud.batch_plan(P5, cloud.JOB_MODES[0], layout, "m", demand, Assumptions())
+    assert plan is not None
+    stated = next(fact for fact in plan.facts if "requests/s per instance" in fact)
+    pattern = (
+        r"([\d,]+) requests of 1,000 input / 100 output tokens at ([\d,.]+) requests/s per instance, "
+        r"prefill included"
+    )
+    match = re.fullmatch(pattern, stated)
+    assert match is not None, stated
+    requests = float(match[1].replace(",", ""))
+    requests_per_s = float(match[2].replace(",", ""))
+    assert requests == 7.2e6  # the output side needs more requests than the input side's 1e6
+    assert requests / requests_per_s / 3600 == pytest.approx(100.0)  # the job's instance-hours
 
 
 def test_a_batch_job_beyond_the_accelerator_limit_misses_its_deadline() -> None:

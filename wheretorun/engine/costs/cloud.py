@@ -583,13 +583,24 @@ def batch_plan(
         facts=(
             f"{instances} instance(s) finish in {wall_hours:.1f} h "
             f"of the {demand.deadline_hours:g} h deadline",
-            f"{capacity.output_tokens_per_s * layout.per_instance:,.0f} output tokens/s per instance",
+            _batch_rate_fact(layout, demand),
         ),
         usd_per_accelerator_hour=price / layout.accelerators,
         price_source=price_source(offer, mode, assumptions),
         reprice=lambda multiplier: batch_plan(
             offer, mode, layout, model_id, demand.scaled(multiplier), assumptions
         ),
+    )
+
+
+def _batch_rate_fact(layout: Layout, demand: BatchDemand) -> str:
+    """The figures the job's hours follow from: its requests (`BatchDemand.requests`) and their
+    rate per instance, prefill included (the decode-only token rate would not reproduce them)."""
+    requests_per_s = layout.per_instance * layout.capacity.requests_per_s
+    return (
+        f"{demand.requests:,.0f} requests of {demand.input_tokens_per_request:,} input / "
+        f"{demand.output_tokens_per_request:,} output tokens at {requests_per_s:,.2f} requests/s "
+        "per instance, prefill included"
     )
 
 
