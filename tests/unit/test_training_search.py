@@ -59,6 +59,30 @@ def test_the_recommendation_offers_it_and_shows_the_setting() -> None:
     assert all(group.reason != RejectReason.DOES_NOT_FIT_MEMORY for group in result.rejected)
 
 
+def test_a_run_whose_communication_has_no_public_figure_says_so() -> None:
+    """L4 publishes no interconnect bandwidth: a 70B fine-tune spread over L4s leaves its
+    data-parallel communication out of the time, and its plans' risks must say so; the H100 job
+    (450 GB/s published) has no such caveat."""
+    assert L4.interconnect_gb_s is None
+    l4_job = fastest_job(LLAMA_70B, L4, FULL_70B, 8, math.inf, Assumptions(), DEFAULT_EFFICIENCY)
+    assert isinstance(l4_job, TrainingJob), l4_job
+    assert l4_job.accelerators > 1
+    assert len(l4_job.caveats) == 1
+    assert "l4 publishes no interconnect bandwidth" in l4_job.caveats[0].lower()
+    h100_job = fastest_job(LLAMA_70B, H100, FULL_70B, 8, math.inf, Assumptions(), DEFAULT_EFFICIENCY)
+    assert isinstance(h100_job, TrainingJob), h100_job
+    assert h100_job.caveats == ()
+    result = recommend(
+        FULL_70B,
+        Constraints(allowed_options=(OptionKind.CLOUD, OptionKind.OWNED), allowed_accelerators=("l4",)),
+        Assumptions(horizon_months=12),
+        snapshot(),
+    )
+    assert result.options, [group.examples for group in result.rejected]
+    for option in result.options:
+        assert any("publishes no interconnect bandwidth" in risk for risk in option.risks), option.label
+
+
 def test_a_job_no_setting_fits_is_still_rejected_for_memory() -> None:
     # 405B full training on 24 GB L4s: even fully sharded over 512 cards the activations of one
     # layer of a 4,096-token sequence plus the checkpoints exceed 24 GB? The search says which.

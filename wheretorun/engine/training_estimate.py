@@ -121,6 +121,9 @@ class TrainingEstimate:
     # The steady-state figures above plus interruptions and efficiency at scale (whole_run.py);
     # None when time is not estimated.
     whole_run: WholeRun | None = None
+    # False when data-parallel communication is needed but the accelerator publishes no
+    # interconnect figure: the time above leaves that communication out (a note says so)
+    communication_priced: bool = True
 
 
 # ---- parameters and FLOPs -----------------------------------------------------------------------
@@ -396,7 +399,10 @@ def estimate_training(
             notes.append(
                 "data-parallel communication takes longer than compute: the job is interconnect-bound"
             )
-    if _communication_seconds(model, accelerator, config, efficiency.allreduce_bus_fraction) is None:
+    communication_priced = (
+        _communication_seconds(model, accelerator, config, efficiency.allreduce_bus_fraction) is not None
+    )
+    if not communication_priced:
         notes.append("no interconnect figure for this accelerator; data-parallel communication not priced")
     if config.tensor_parallel > 1:
         notes.append("tensor-parallel communication is assumed to stay inside a node and is not priced")
@@ -427,6 +433,7 @@ def estimate_training(
         efficiency_version=efficiency.version,
         notes=tuple(notes),
         whole_run=run,
+        communication_priced=communication_priced,
     )
 
 

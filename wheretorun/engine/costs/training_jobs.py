@@ -56,6 +56,7 @@ from wheretorun.engine.recommendation import RejectReason, Setup
 from wheretorun.engine.rules import deadline, hardware_spec, memory_fit, precision_support
 from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.specs import AcceleratorSpec, ModelArchitecture
+from wheretorun.engine.training_estimate import TrainingEstimate
 from wheretorun.engine.training_setting import TrainingSetting, best_setting, fewest_for_any
 from wheretorun.engine.workload import OptionKind, TrainingWorkload
 
@@ -87,6 +88,7 @@ class TrainingJob:
     precision: Precision = Precision.BF16  # the mixed-precision type the run computes in
     uncertainty: str = ""
     setting: TrainingSetting | None = None  # the parallelism and memory setting the search chose
+    caveats: tuple[str, ...] = ()  # what the run's time leaves out for want of a public figure
 
     @property
     def accelerators(self) -> int:
@@ -165,12 +167,25 @@ def fastest_job(
             if spot:
                 hours = spot_reclaims.training_spot_hours(hours, units, assumptions)
             if hours <= limit_hours:
-                return TrainingJob(units, unit_size, hours, estimate.mfu, precision, run.uncertainty, setting)
+                caveats = _caveats(estimate, spec, accelerators)
+                return TrainingJob(
+                    units, unit_size, hours, estimate.mfu, precision, run.uncertainty, setting, caveats
+                )
             best_hours = min(best_hours, hours)
         units *= 2
     if not fitted:
         return memory_fit.training_holds(minimum, most * unit_size, spec.name)
     return deadline.training_run(most * unit_size, spec.name, best_hours, limit_hours)
+
+
+def _caveats(estimate: TrainingEstimate, spec: AcceleratorSpec, accelerators: int) -> tuple[str, ...]:
+    """What the run's time leaves out for want of a public figure, said in the plan's risks."""
+    if estimate.communication_priced:
+        return ()
+    return (
+        f"{spec.name} publishes no interconnect bandwidth: the data-parallel communication between its "
+        f"{accelerators} accelerators is not priced, so a run may take longer than stated",
+    )
 
 
 _SIZINGS_KEPT = 4096  # per sizer: a recommendation over the full catalog sizes ~800 cases
@@ -345,7 +360,7 @@ def cloud_training_plan(
         opex_usd_per_month=sum(line.usd for line in lines) / assumptions.horizon_months,
         runs=runs,
         utilisation=job.wall_hours * runs / (hours / job.units) if mode.reserved else 1.0,
-        risks=_cloud_risks(offer, mode, assumptions),
+        risks=(*_cloud_risks(offer, mode, assumptions), *job.caveats),
         **_run_figures(job),
         facts=(
             f"One run takes {job.wall_hours:,.1f} h on {job.accelerators} x {offer.accelerator_id}"
@@ -465,7 +480,7 @@ def owned_training_plan(
         opex_usd_per_month=sum(line.usd for line in lines if line.name in _OPEX) / months if months else 0.0,
         runs=_runs(workload, a),
         utilisation=utilisation,
-        risks=tuple(risks),
+        risks=(*risks, *job.caveats),
         **_run_figures(job),
         facts=(
             f"One run takes {job.wall_hours:,.1f} h on {job.accelerators} x {entry.id}",
@@ -530,7 +545,7 @@ def local_training_plan(
         opex_usd_per_month=energy / a.horizon_months + a.hosted_staff_usd_per_month,
         runs=_runs(workload, a),
         utilisation=busy_hours / (a.hours_per_month * a.horizon_months),
-        risks=("no SLA: a single card, a failed run restarts from its last checkpoint",),
+        risks=("no SLA: a single card, a failed run restarts from its last checkpoint", *job.caveats),
         **_run_figures(job),
         facts=(f"One run takes {job.wall_hours:,.1f} h on one {entry.id}",),
         usd_per_accelerator_hour=sum(line.usd for line in lines) / (a.hours_per_month * a.horizon_months),
