@@ -83,6 +83,22 @@ def test_a_run_whose_communication_has_no_public_figure_says_so() -> None:
         assert any("publishes no interconnect bandwidth" in risk for risk in option.risks), option.label
 
 
+def test_a_run_near_its_limit_warns_that_the_estimate_error_would_break_it() -> None:
+    """The whole-run hours are fitted within a 19% median error (efficiency_data.py): a run that
+    takes more than limit / 1.19 says that error would break its limit; one well inside does not."""
+    free = fastest_job(LLAMA_70B, H100, FULL_70B, 8, math.inf, Assumptions(), DEFAULT_EFFICIENCY)
+    assert isinstance(free, TrainingJob), free
+    hours = free.wall_hours
+    tight = fastest_job(LLAMA_70B, H100, FULL_70B, 8, hours * 1.1, Assumptions(), DEFAULT_EFFICIENCY)
+    assert isinstance(tight, TrainingJob), tight
+    assert tight.wall_hours == hours
+    assert any("19% longer (the estimate's median error) would exceed it" in c for c in tight.caveats)
+    roomy = fastest_job(LLAMA_70B, H100, FULL_70B, 8, hours * 1.3, Assumptions(), DEFAULT_EFFICIENCY)
+    assert isinstance(roomy, TrainingJob), roomy
+    assert roomy.wall_hours == hours
+    assert roomy.caveats == ()
+
+
 def test_a_job_no_setting_fits_is_still_rejected_for_memory() -> None:
     # 405B full training on 24 GB L4s: even fully sharded over 512 cards the activations of one
     # layer of a 4,096-token sequence plus the checkpoints exceed 24 GB? The search says which.

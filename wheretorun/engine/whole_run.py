@@ -73,6 +73,7 @@ class WholeRun:
     goodput: float  # share of wall-clock time doing new work
     scale_efficiency: float  # share of steady-state speed kept at this scale
     uncertainty: str  # how far off the whole-run figure may be, in words
+    median_error: float | None = None  # the held-out median error of the hours (0.19 = 19%), if fitted
 
 
 def goodput(accelerators: int, interruptions_per_accelerator_hour: float, hours_lost: float) -> float:
@@ -116,4 +117,5 @@ def whole_run(
         goodput=kept,
         scale_efficiency=efficiency,
         uncertainty=uncertainty,
+        median_error=None if fitted is None else fitted.held_out_median_error_pct / 100,
     )

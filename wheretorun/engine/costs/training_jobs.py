@@ -167,7 +167,7 @@ def fastest_job(
             if spot:
                 hours = spot_reclaims.training_spot_hours(hours, units, assumptions)
             if hours <= limit_hours:
-                caveats = _caveats(estimate, spec, accelerators)
+                caveats = _caveats(estimate, spec, accelerators, hours, limit_hours)
                 return TrainingJob(
                     units, unit_size, hours, estimate.mfu, precision, run.uncertainty, setting, caveats
                 )
@@ -178,14 +178,25 @@ def fastest_job(
     return deadline.training_run(most * unit_size, spec.name, best_hours, limit_hours)
 
 
-def _caveats(estimate: TrainingEstimate, spec: AcceleratorSpec, accelerators: int) -> tuple[str, ...]:
-    """What the run's time leaves out for want of a public figure, said in the plan's risks."""
-    if estimate.communication_priced:
-        return ()
-    return (
-        f"{spec.name} publishes no interconnect bandwidth: the data-parallel communication between its "
-        f"{accelerators} accelerators is not priced, so a run may take longer than stated",
-    )
+def _caveats(
+    estimate: TrainingEstimate, spec: AcceleratorSpec, accelerators: int, hours: float, limit_hours: float
+) -> tuple[str, ...]:
+    """What a plan's risks must say about its run's time: what it leaves out for want of a public
+    figure, and a limit (the deadline, or the runs a year on capacity held all year) that the
+    estimate's own median error would break."""
+    caveats = []
+    if not estimate.communication_priced:
+        caveats.append(
+            f"{spec.name} publishes no interconnect bandwidth: the data-parallel communication between "
+            f"its {accelerators} accelerators is not priced, so a run may take longer than stated"
+        )
+    error = None if estimate.whole_run is None else estimate.whole_run.median_error
+    if error is not None and hours * (1 + error) > limit_hours:
+        caveats.append(
+            f"a run takes {hours:,.1f} h of the {limit_hours:,.1f} h it may take: {error:.0%} longer "
+            "(the estimate's median error) would exceed it"
+        )
+    return tuple(caveats)
 
 
 _SIZINGS_KEPT = 4096  # per sizer: a recommendation over the full catalog sizes ~800 cases
