@@ -361,7 +361,8 @@ def main() -> None:
                     per_request = sum(used) / result.requests * 1000 if result.requests else math.nan
                     flag = "" if balanced else "  (unbalanced: not counted)"
                     print(
-                        f"{result.line(name)}   worker CPU s {shares} = {per_request:.2f} ms a request{flag}",
+                        f"{result.line(name)}   worker CPU s {shares}   "
+                        f"CPU/request {per_request:.2f} ms{flag}",
                         flush=True,
                     )
                     if balanced:

@@ -82,12 +82,12 @@ def test_the_answer_is_the_declared_model_as_json(client: InProcessClient) -> No
 
 
 def test_a_training_plan_says_when_its_communication_has_no_public_figure(client: InProcessClient) -> None:
-    """LoRA over the full catalog: plans on several accelerators that publish no interconnect
-    bandwidth (RTX PRO 6000 instances, A10 servers) leave their data-parallel communication out
+    """LoRA over the full catalog: plans on several accelerators the catalog has no interconnect
+    figure for (RTX PRO 6000 instances, A10 servers) leave their data-parallel communication out
     of the time, and say so in their risks; plans on B200 (900 GB/s in the catalog) do not."""
     body = yaml.safe_load((EXAMPLES[0].parent / "lora-finetune-8b.yaml").read_text(encoding="utf-8"))
     result = recommend(client, {**body, "limit": 100})
-    caveat = "publishes no interconnect bandwidth"
+    caveat = "the catalog has no interconnect figure for"
     plans = [*result["options"], *result["best_per_option"].values()]
     caveated = {plan["option"] for plan in plans if any(caveat in risk for risk in plan["risks"])}
     assert {"cloud", "owned"} <= caveated

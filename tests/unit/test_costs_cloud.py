@@ -160,7 +160,7 @@ def test_a_batch_plan_states_the_rate_its_hours_follow_from() -> None:
     stated = next(fact for fact in plan.facts if "requests/s per instance" in fact)
     pattern = (
         r"([\d,]+) requests of 1,000 input / 100 output tokens at ([\d,.]+) requests/s per instance, "
-        r"prefill included"
+        r"7,200M input tokens against the job's 1,000M"
     )
     match = re.fullmatch(pattern, stated)
     assert match is not None, stated

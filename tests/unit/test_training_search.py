@@ -3,6 +3,7 @@ micro-batch are chosen per candidate; a job is rejected only when no setting fit
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -60,7 +61,7 @@ def test_the_recommendation_offers_it_and_shows_the_setting() -> None:
 
 
 def test_a_run_whose_communication_has_no_public_figure_says_so() -> None:
-    """L4 publishes no interconnect bandwidth: a 70B fine-tune spread over L4s leaves its
+    """The catalog has no interconnect figure for L4: a 70B fine-tune spread over L4s leaves its
     data-parallel communication out of the time, and its plans' risks must say so; the H100 job
     (450 GB/s published) has no such caveat."""
     assert L4.interconnect_gb_s is None
@@ -68,7 +69,7 @@ def test_a_run_whose_communication_has_no_public_figure_says_so() -> None:
     assert isinstance(l4_job, TrainingJob), l4_job
     assert l4_job.accelerators > 1
     assert len(l4_job.caveats) == 1
-    assert "l4 publishes no interconnect bandwidth" in l4_job.caveats[0].lower()
+    assert "the catalog has no interconnect figure for l4" in l4_job.caveats[0]
     h100_job = fastest_job(LLAMA_70B, H100, FULL_70B, 8, math.inf, Assumptions(), DEFAULT_EFFICIENCY)
     assert isinstance(h100_job, TrainingJob), h100_job
     assert h100_job.caveats == ()
@@ -80,7 +81,7 @@ def test_a_run_whose_communication_has_no_public_figure_says_so() -> None:
     )
     assert result.options, [group.examples for group in result.rejected]
     for option in result.options:
-        assert any("publishes no interconnect bandwidth" in risk for risk in option.risks), option.label
+        assert any("no interconnect figure for l4" in risk for risk in option.risks), option.label
 
 
 def test_a_run_near_its_limit_warns_that_the_estimate_error_would_break_it() -> None:
@@ -92,11 +93,30 @@ def test_a_run_near_its_limit_warns_that_the_estimate_error_would_break_it() -> 
     tight = fastest_job(LLAMA_70B, H100, FULL_70B, 8, hours * 1.1, Assumptions(), DEFAULT_EFFICIENCY)
     assert isinstance(tight, TrainingJob), tight
     assert tight.wall_hours == hours
-    assert any("19% longer (the estimate's median error) would exceed it" in c for c in tight.caveats)
+    assert "a run leaves 10% of its time limit spare, less than the estimate's 19% median error" in " ".join(
+        tight.caveats
+    )
     roomy = fastest_job(LLAMA_70B, H100, FULL_70B, 8, hours * 1.3, Assumptions(), DEFAULT_EFFICIENCY)
     assert isinstance(roomy, TrainingJob), roomy
     assert roomy.wall_hours == hours
     assert roomy.caveats == ()
+
+
+def test_owned_training_counts_only_the_runs_made_after_delivery() -> None:
+    """With a 3-month lead time and renting not allowed, the first 3 of 12 months make no runs
+    (a risk says so): the cost per run is the total over the 9 months' runs."""
+    workload = dataclasses.replace(FULL_70B, runs_per_year=4.0)
+    result = recommend(
+        workload,
+        Constraints(allowed_options=(OptionKind.OWNED,), allowed_accelerators=("h100-sxm",)),
+        Assumptions(horizon_months=12, hardware_lead_time_months=3),
+        snapshot(),
+    )
+    assert result.options, [group.examples for group in result.rejected]
+    owned = result.options[0]
+    assert any("no runs until delivery" in risk for risk in owned.risks)
+    assert owned.usd_per_run is not None
+    assert float(owned.usd_per_run) == pytest.approx(float(owned.total_usd) / 3.0, abs=0.01)
 
 
 def test_a_job_no_setting_fits_is_still_rejected_for_memory() -> None:

@@ -80,7 +80,10 @@ def finance_plan_for_option(
 
 
 def _tokens_served(option: PlanOption) -> float | None:
-    """Tokens over the horizon, from the all-in price per million tokens (None for training)."""
+    """Tokens the option serves over the horizon, from its all-in price per million tokens (None
+    for training). An owned plan with no rental during its lead time serves none then, so its
+    usage lines are spread over the tokens from delivery on: a scenario's traffic pays each line's
+    rate per token served (its power per token, say), in every month it has traffic."""
     if option.usd_per_million_tokens is None or option.usd_per_million_tokens <= 0:
         return None
     return float(option.total_usd / option.usd_per_million_tokens) * 1e6

@@ -32,7 +32,8 @@ def create_recommendation(
     request.app.state.metrics.candidates_evaluated.observe(result.candidates_evaluated)
     # written here, in the worker thread, as the declared `response_model` would write it: FastAPI
     # would otherwise check the model again in a second thread hop, then write ~50 KB of JSON on
-    # the event loop (bench/load_test.py, 2026-12-05)
+    # the event loop (bench/load_test.py, 2026-12-05). A returned Response is sent as it is: a
+    # header or status set by a dependency would not be merged in (none sets one here)
     return Response(result.model_dump_json(by_alias=True), media_type="application/json")
 
 

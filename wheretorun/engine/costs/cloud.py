@@ -593,15 +593,33 @@ def batch_plan(
     )
 
 
+_SHAPE_MISMATCH = 0.01  # tokens made beyond the job's by more than this share are said
+
+
 def _batch_rate_fact(layout: Layout, demand: BatchDemand) -> str:
-    """The figures the job's hours follow from: its requests (`BatchDemand.requests`) and their
-    rate per instance, prefill included (the decode-only token rate would not reproduce them)."""
+    """The figures the job's hours follow from: its requests of the stated shape
+    (`BatchDemand.requests`: enough for both token totals) and their rate per instance (Little's
+    law: a request's whole time in the system, prefill included); and, when that shape does not
+    match the totals' ratio, the tokens it makes against the job's."""
     requests_per_s = layout.per_instance * layout.capacity.requests_per_s
-    return (
+    fact = (
         f"{demand.requests:,.0f} requests of {demand.input_tokens_per_request:,} input / "
         f"{demand.output_tokens_per_request:,} output tokens at {requests_per_s:,.2f} requests/s "
-        "per instance, prefill included"
+        "per instance"
     )
+    made_input = demand.requests * demand.input_tokens_per_request
+    made_output = demand.requests * demand.output_tokens_per_request
+    if made_output > demand.output_tokens_total * (1 + _SHAPE_MISMATCH):
+        fact += (
+            f", {_tokens(made_output)} output tokens against the job's {_tokens(demand.output_tokens_total)}"
+        )
+    elif made_input > demand.input_tokens_total * (1 + _SHAPE_MISMATCH):
+        fact += f", {_tokens(made_input)} input tokens against the job's {_tokens(demand.input_tokens_total)}"
+    return fact
+
+
+def _tokens(count: float) -> str:
+    return f"{count / 1e6:,.0f}M" if count >= 1e6 else f"{count:,.0f}"
 
 
 def batch_job(

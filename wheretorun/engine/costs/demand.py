@@ -97,9 +97,9 @@ class ServingDemand:
         return served
 
     def tokens_from(self, from_month: int) -> float:
-        """Tokens of the requests from `from_month` on (`total_tokens` from month 0): what owned
-        hardware serves when nothing serves the months before its delivery."""
-        return float(self.requests_per_month[from_month:].sum()) * self.tokens_per_request
+        """Tokens of the requests from `from_month` on: what owned hardware serves when nothing
+        serves the months before its delivery."""
+        return self.served_rps_hours(from_month) * _SECONDS_PER_HOUR * self.tokens_per_request
 
     def _with_rates(self, rates_rps: FloatArray) -> ServingDemand:
         return dataclasses.replace(self, rates_rps=rates_rps)  # the derived figures are computed anew

@@ -181,20 +181,21 @@ def fastest_job(
 def _caveats(
     estimate: TrainingEstimate, spec: AcceleratorSpec, accelerators: int, hours: float, limit_hours: float
 ) -> tuple[str, ...]:
-    """What a plan's risks must say about its run's time: what it leaves out for want of a public
-    figure, and a limit (the deadline, or the runs a year on capacity held all year) that the
-    estimate's own median error would break."""
+    """What a plan's risks must say about its run's time: what it leaves out for want of a
+    figure, and a limit that the estimate's own median error would break. The limit is the
+    deadline, or the share of the year each run may take on capacity held all year (both less
+    any flat spot overhead, which lengthens the run alike): so the spare share is said, not hours."""
     caveats = []
     if not estimate.communication_priced:
         caveats.append(
-            f"{spec.name} publishes no interconnect bandwidth: the data-parallel communication between "
-            f"its {accelerators} accelerators is not priced, so a run may take longer than stated"
+            f"the catalog has no interconnect figure for {spec.name}: the data-parallel communication "
+            f"between its {accelerators} accelerators is not priced, so a run may take longer than stated"
         )
     error = None if estimate.whole_run is None else estimate.whole_run.median_error
     if error is not None and hours * (1 + error) > limit_hours:
         caveats.append(
-            f"a run takes {hours:,.1f} h of the {limit_hours:,.1f} h it may take: {error:.0%} longer "
-            "(the estimate's median error) would exceed it"
+            f"a run leaves {limit_hours / hours - 1:.0%} of its time limit spare, less than the "
+            f"estimate's {error:.0%} median error: it may not fit"
         )
     return tuple(caveats)
 
@@ -470,6 +471,7 @@ def owned_training_plan(
         *staff_lines(a.operations_staff_usd_per_month, job.accelerators, months, a, "owned training cluster"),
     ]
     risks = []
+    runs = _runs(workload, a)
     lead_runs = workload.runs_per_year * lead / 12
     if lead and rented_usd_per_run is not None:
         lines.append(
@@ -478,6 +480,7 @@ def owned_training_plan(
         risks.append(f"hardware lead time {lead} months: runs in that time are rented")
     elif lead:
         risks.append(f"hardware lead time {lead} months: no runs until delivery (renting is not allowed)")
+        runs -= lead_runs  # those runs are not made: the cost per run is over the runs that are
     utilisation = busy_hours / (a.hours_per_month * months) if months else None
     if utilisation is not None and utilisation < 0.5:
         risks.append(f"low utilisation ({utilisation:.0%}): the servers idle between runs")
@@ -489,7 +492,7 @@ def owned_training_plan(
         months=a.horizon_months,
         capex_usd=capex,
         opex_usd_per_month=sum(line.usd for line in lines if line.name in _OPEX) / months if months else 0.0,
-        runs=_runs(workload, a),
+        runs=runs,
         utilisation=utilisation,
         risks=(*risks, *job.caveats),
         **_run_figures(job),
