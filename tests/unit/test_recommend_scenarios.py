@@ -10,9 +10,12 @@ import pytest
 
 from tests.unit.recommend_catalog import GCP_H100, HARDWARE, P5, TOGETHER_70B, snapshot
 from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.config import ServingEngine
+from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.recommend import recommend
 from wheretorun.engine.recommendation import Recommendation, RejectReason
+from wheretorun.engine.specs import MemoryKind
 from wheretorun.engine.workload import (
     BatchWorkload,
     Constraints,
@@ -34,6 +37,23 @@ def _reasons(result: Recommendation) -> dict[RejectReason, int]:
 
 def _examples(result: Recommendation, reason: RejectReason) -> tuple[str, ...]:
     return next(group.examples for group in result.rejected if group.reason == reason)
+
+
+def test_self_hosted_options_say_where_their_serving_efficiency_comes_from() -> None:
+    """vLLM on HBM has no calibration rows of its own: every cloud and owned option (H100, HBM)
+    says its throughput and latency borrow another engine's factors; a hosted API, which is not
+    estimated, says nothing."""
+    result = recommend(_serve("llama-3.3-70b", 2_000_000), Constraints(), Assumptions(), snapshot())
+    borrowed = DEFAULT_EFFICIENCY.serving_for(ServingEngine.VLLM, MemoryKind.HBM).provenance
+    assert "no calibration rows" in borrowed
+    kinds = {option.option for option in [*result.options, *result.best_per_option.values()]}
+    assert {OptionKind.CLOUD, OptionKind.OWNED, OptionKind.HOSTED_API} <= kinds
+    for option in [*result.options, *result.best_per_option.values()]:
+        if option.option == OptionKind.HOSTED_API:
+            assert option.uncertainty is None
+        elif option.option in (OptionKind.CLOUD, OptionKind.OWNED):
+            assert option.uncertainty is not None, option.label
+            assert option.uncertainty.endswith(f"vllm serving efficiency on hbm memory: {borrowed}")
 
 
 def test_a_tiny_volume_goes_to_a_hosted_api() -> None:

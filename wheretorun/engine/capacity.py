@@ -87,6 +87,9 @@ class ReplicaCapacity:
     # The tensor-parallel degree does not divide the attention heads: reported as
     # `does_not_fit_memory` (no replica of that size exists), named last when explaining a failure.
     invalid_layout: bool = False
+    # where the serving-efficiency factors behind the figures above come from, or that they were
+    # borrowed from another engine or memory kind for want of calibration rows (efficiency_data.py)
+    efficiency_source: str = ""
 
     @property
     def ok(self) -> bool:
@@ -256,12 +259,21 @@ def _serving_capacities(
         if final is not None and row in feasible:
             concurrency, k = feasible[row]
             runs = _runs(request, configs, row)
-            capacities[key] = _capacity(request, key, runs, at_one, row, final, k, concurrency)
+            source = _efficiency_source(request, request.accelerators[int(configs.accelerator[row])])
+            capacities[key] = _capacity(request, key, runs, at_one, row, final, k, concurrency, source)
         else:
             capacities[key] = _infeasible(
                 key, _runs(request, configs, row), at_one, row, _why_not(request, configs, row, first)
             )
     return MappingProxyType(capacities)
+
+
+def _efficiency_source(request: _Request, spec: AcceleratorSpec) -> str:
+    entry = request.efficiency.serving_for(request.engine, spec.memory_kind)
+    return (
+        f"throughput and latency use the {request.engine.value} serving efficiency on "
+        f"{spec.memory_kind.value} memory: {entry.provenance}"
+    )
 
 
 def _key(request: _Request, ids: Sequence[str], configs: _Configs, row: int) -> tuple[str, int, Precision]:
@@ -412,6 +424,7 @@ def _capacity(
     final: _Columns,
     k: int,
     concurrency: int,
+    efficiency_source: str,
 ) -> ReplicaCapacity:
     """A feasible configuration at its largest feasible `concurrency` (`final` row `k`)."""
     tokens_per_s = final.output_tokens_per_s[k]
@@ -431,6 +444,7 @@ def _capacity(
         single_stream_rps=at_one.output_tokens_per_s[row] / request.output_tokens,
         single_stream_ttft_ms=_number(at_one.ttft_ms[row]),
         single_stream_tpot_ms=_number(at_one.tpot_ms[row]),
+        efficiency_source=efficiency_source,
     )
 
 

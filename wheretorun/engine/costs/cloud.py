@@ -434,6 +434,7 @@ def serving_plan(
         tpot_ms=capacity.tpot_ms,
         headroom=replicas * capacity.requests_per_s / demand.peak_rps - 1 if demand.peak_rps else None,
         risks=_risks(offer, mode, capacity.precision, months, assumptions),
+        uncertainty=capacity.efficiency_source or None,
         facts=(
             f"{capacity.accelerators} x {offer.accelerator_id} per replica at {capacity.precision.value}, "
             f"{layout.per_instance} replica(s) per instance, {capacity.requests_per_s:.2f} requests/s each "

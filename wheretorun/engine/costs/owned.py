@@ -402,6 +402,7 @@ def owned_plan(
         tpot_ms=capacity.tpot_ms,
         headroom=servers * unit.planned_rps / demand.peak_rps - 1 if demand.peak_rps else None,
         risks=_owned_risks(sizing, capacity, utilisation, bridge is not None),
+        uncertainty=capacity.efficiency_source or None,
         facts=(
             f"{servers} server(s) sized for the peak hour of the horizon, bought up front",
             f"Total ${total:,.0f} spreads ${sizing.capex_usd:,.0f} of hardware "
@@ -636,6 +637,7 @@ def local_plan(
         tpot_ms=capacity.single_stream_tpot_ms,
         headroom=capacity.single_stream_rps / demand.peak_rps - 1 if demand.peak_rps else None,
         risks=tuple(risks),
+        uncertainty=capacity.efficiency_source or None,
         facts=(
             f"One {entry.id} answers one request at a time, "
             f"{capacity.single_stream_rps * 3600:,.0f} requests/h",
