@@ -109,9 +109,9 @@ def _capacity(requests_per_s: float) -> ReplicaCapacity:
     return replica_capacity(requests_per_s, single_stream=0.5)
 
 
-def test_a_batch_job_takes_enough_instances_to_meet_its_deadline() -> None:
-    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
-    demand = BatchDemand.from_workload(
+def _job_of_7_2m_requests() -> BatchDemand:
+    """1e9 input and 7.2e8 output tokens in requests of 1,000 / 100: the output needs 7.2e6."""
+    return BatchDemand.from_workload(
         BatchWorkload(
             models=("m",),
             input_tokens_total=1e9,
@@ -121,6 +121,11 @@ def test_a_batch_job_takes_enough_instances_to_meet_its_deadline() -> None:
             output_tokens_per_request=100,
         )
     )
+
+
+def test_a_batch_job_takes_enough_instances_to_meet_its_deadline() -> None:
+    layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
+    demand = _job_of_7_2m_requests()
     job = cloud.batch_job(layout, demand, cloud.JOB_MODES[0], Assumptions())
     assert job is not None
     instances, wall_hours, instance_hours = job
@@ -145,16 +150,7 @@ def test_a_batch_plan_states_the_rate_its_hours_follow_from() -> None:
     """An expert re-reading the answer divides the stated requests by the stated rate and gets
     the instance-hours billed (on demand: no reclaims)."""
     layout = cloud.Layout(_capacity(10.0), per_instance=2, accelerators=8)
-    demand = BatchDemand.from_workload(
-        BatchWorkload(
-            models=("m",),
-            input_tokens_total=1e9,
-            output_tokens_total=7.2e8,
-            deadline_hours=5.0,
-            input_tokens_per_request=1000,
-            output_tokens_per_request=100,
-        )
-    )
+    demand = _job_of_7_2m_requests()
     plan = cloud.batch_plan(P5, cloud.JOB_MODES[0], layout, "m", demand, Assumptions())
     assert plan is not None
     stated = next(fact for fact in plan.facts if "requests/s per instance" in fact)
