@@ -600,8 +600,8 @@ _SHAPE_MISMATCH = 0.01  # tokens made beyond the job's by more than this share a
 def _batch_rate_fact(layout: Layout, demand: BatchDemand) -> str:
     """The figures the job's hours follow from: its requests of the stated shape
     (`BatchDemand.requests`: enough for both token totals) and their rate per instance (Little's
-    law: a request's whole time in the system, prefill included); and, when that shape does not
-    match the totals' ratio, the tokens it makes against the job's."""
+    law over a request's time in the system); and, when that shape does not match the totals'
+    ratio, the tokens it makes against the job's."""
     requests_per_s = layout.per_instance * layout.capacity.requests_per_s
     fact = (
         f"{demand.requests:,.0f} requests of {demand.input_tokens_per_request:,} input / "
