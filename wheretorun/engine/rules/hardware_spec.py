@@ -48,10 +48,11 @@ def compute_peak(accelerator: AcceleratorSpec, precision: Precision) -> Rejectio
 
 
 def interconnect(accelerator: AcceleratorSpec, replica_size: int) -> Rejection | None:
-    """Tensor parallelism over accelerators that publish no interconnect bandwidth."""
+    """Tensor parallelism over accelerators the catalog has no interconnect figure for."""
     if replica_size > 1 and accelerator.interconnect_gb_s is None:
         return Rejection(
             RejectReason.UNSPECIFIED_HARDWARE,
-            f"{accelerator.name} publishes no interconnect bandwidth for tensor parallelism",
+            f"the catalog has no interconnect figure for {accelerator.name}: tensor parallelism over it "
+            "cannot be estimated",
         )
     return None
