@@ -32,6 +32,17 @@ def test_the_largest_cost_is_a_share_of_the_costs_paid_not_of_a_total_lowered_by
     assert "250%" not in text
 
 
+def test_a_cheap_cost_per_token_is_not_written_as_zero() -> None:
+    """The nightly batch's $16.20 job over 2.2e9 tokens is $0.0074 per million all-in and
+    $0.0032 without the staff minimum: the text says so, not "$0.01" and "$0.00"."""
+    lines = (Line("instance hours", 7.04), Line("operations staff", 9.16))
+    plan = dataclasses.replace(_plan("job", lines), months=None, tokens=2.2e9)
+    text = rationale(plan, 0, plan, None)
+    assert "or $0.0074 per million tokens all-in ($0.0032 without the fixed staff minimum)" in text
+    dear = dataclasses.replace(plan, lines=(Line("instance hours", 7_040.0), Line("operations staff", 9.16)))
+    assert "or $3.20 per million tokens all-in" in rationale(dear, 0, dear, None)
+
+
 def test_a_much_dearer_option_reads_as_a_multiple_not_a_huge_percentage() -> None:
     cheap = _plan("cheap", (Line("tokens", 2.95),))
     dear = _plan("dear", (Line("servers", 44_500.0 + 2.95),))

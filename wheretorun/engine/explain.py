@@ -15,6 +15,14 @@ def _usd(value: float) -> str:
     return f"${value:,.2f}"
 
 
+def _unit_usd(value: float) -> str:
+    """A cost per unit (per million tokens, per run): below ten cents, two significant digits, so
+    a cheap figure is not written as $0.00."""
+    if 0 < abs(value) < 0.1:
+        return f"${value:.2g}"
+    return _usd(value)
+
+
 def _cost_sentence(plan: CostedCandidate) -> str:
     parts = [f"{plan.label} costs {_usd(plan.total_usd)}"]
     parts.append(
@@ -24,15 +32,15 @@ def _cost_sentence(plan: CostedCandidate) -> str:
     )
     per_token = plan.usd_per_million_tokens
     if per_token is not None:
-        parts.append(f"or {_usd(per_token)} per million tokens all-in")
+        parts.append(f"or {_unit_usd(per_token)} per million tokens all-in")
         marginal = plan.marginal_usd_per_million_tokens
         if marginal is not None and marginal < per_token * 0.99:
-            parts.append(f"({_usd(marginal)} without the fixed staff minimum)")
+            parts.append(f"({_unit_usd(marginal)} without the fixed staff minimum)")
     if plan.usd_per_run is not None:
-        parts.append(f"or {_usd(plan.usd_per_run)} per run all-in")
+        parts.append(f"or {_unit_usd(plan.usd_per_run)} per run all-in")
         marginal = plan.marginal_usd_per_run
         if marginal is not None and marginal < plan.usd_per_run * 0.99:
-            parts.append(f"({_usd(marginal)} without the fixed staff minimum)")
+            parts.append(f"({_unit_usd(marginal)} without the fixed staff minimum)")
     return " ".join(parts) + "."
 
 
