@@ -59,6 +59,14 @@ def _money(value: Any) -> str:
     return "-" if value is None else f"${float(value):,.2f}"
 
 
+def _unit_money(value: Any) -> str:
+    """A cost per unit (per million tokens, per run, per accelerator-hour): below ten cents, two
+    significant digits, so a cheap figure is not shown as $0.00."""
+    if value is not None and 0 < abs(float(value)) < 0.1:
+        return f"${float(value):#.2g}"
+    return _money(value)
+
+
 def _milliseconds(value: Any) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
@@ -88,14 +96,14 @@ def _columns(workload_kind: str) -> list[_Column]:
     ]
     if workload_kind == "training":
         return head + [
-            _Column("per run", lambda o: _money(o.usd_per_run), money=True),
-            _Column("marginal", lambda o: _money(o.marginal_usd_per_run), money=True),
+            _Column("per run", lambda o: _unit_money(o.usd_per_run), money=True),
+            _Column("marginal", lambda o: _unit_money(o.marginal_usd_per_run), money=True),
             _Column("acc-h", lambda o: _hours(o.accelerator_hours_per_run)),
             _Column("wall h", lambda o: _hours(o.wall_clock_hours_per_run)),
         ]
     tail = [
-        _Column("per 1M tok", lambda o: _money(o.usd_per_million_tokens), money=True),
-        _Column("marginal", lambda o: _money(o.marginal_usd_per_million_tokens), money=True),
+        _Column("per 1M tok", lambda o: _unit_money(o.usd_per_million_tokens), money=True),
+        _Column("marginal", lambda o: _unit_money(o.marginal_usd_per_million_tokens), money=True),
     ]
     if workload_kind == "inference":
         tail += [
@@ -145,7 +153,7 @@ def _table(result: RecommendationRead) -> Table:
 def _price_line(option: OptionRead) -> str:
     """The option's price per accelerator-hour (cloud, owned, local) and where it comes from."""
     per_hour = (
-        f"{_money(option.usd_per_accelerator_hour)} per accelerator-hour, "
+        f"{_unit_money(option.usd_per_accelerator_hour)} per accelerator-hour, "
         if option.usd_per_accelerator_hour is not None
         else ""
     )
@@ -160,11 +168,11 @@ def _best_of_each_kind(result: RecommendationRead) -> None:
     for kind, option in result.best_per_option.items():
         figure = option.usd_per_run if result.workload_kind == "training" else option.usd_per_million_tokens
         per_hour = option.usd_per_accelerator_hour
-        hourly = "" if per_hour is None else f", {_money(per_hour)} per accelerator-hour"
+        hourly = "" if per_hour is None else f", {_unit_money(per_hour)} per accelerator-hour"
         console.print(
             escape(
                 f"  {kind}: #{option.rank} {option.label}, {_money(option.total_usd)} total, "
-                f"{_money(figure)} per {per}{hourly}"
+                f"{_unit_money(figure)} per {per}{hourly}"
             ),
             soft_wrap=True,
         )

@@ -91,3 +91,15 @@ def test_the_table_shows_each_kinds_figures_and_never_cuts_money_at_80_columns(f
         assert cells, "the table shows money"
         assert not any(cell.endswith("…") for cell in cells)
         assert re.search(r"^  cloud: #\d+ ", output, re.MULTILINE)
+
+
+def test_a_cheap_cost_per_token_is_not_shown_as_zero(fresh_database: Path) -> None:
+    """The nightly batch costs $16.20 for 2.2e9 tokens: $0.0074 per million all-in and $0.0032
+    without the staff minimum, not "$0.01" and "$0.00"."""
+    batch = CliRunner().invoke(
+        app, ["recommend", str(EXAMPLES / "nightly-batch-summaries.yaml"), "--limit", "3"]
+    )
+    assert batch.exit_code == 0, batch.output
+    first = next(line for line in batch.output.splitlines() if line.lstrip().startswith("1 "))
+    assert first.split()[-3:] == ["$16.20", "$0.0074", "$0.0032"], first
+    assert "$0.00 " not in batch.output

@@ -19,7 +19,7 @@ def _unit_usd(value: float) -> str:
     """A cost per unit (per million tokens, per run): below ten cents, two significant digits, so
     a cheap figure is not written as $0.00."""
     if 0 < abs(value) < 0.1:
-        return f"${value:.2g}"
+        return f"${value:#.2g}"
     return _usd(value)
 
 
