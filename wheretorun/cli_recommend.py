@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from wheretorun.engine import InvalidSpec
+from wheretorun.engine.money import small_unit_usd
 from wheretorun.errors import WheretorunError
 from wheretorun.pricing.snapshot_files import SnapshotFiles, sqlite_catalog_stamp
 from wheretorun.services.recommendation_reads import OptionRead, RecommendationRead
@@ -60,11 +61,8 @@ def _money(value: Any) -> str:
 
 
 def _unit_money(value: Any) -> str:
-    """A cost per unit (per million tokens, per run, per accelerator-hour): below ten cents, two
-    significant digits, so a cheap figure is not shown as $0.00."""
-    if value is not None and 0 < abs(float(value)) < 0.1:
-        return f"${float(value):#.2g}"
-    return _money(value)
+    """A cost per unit (per million tokens, per run, per accelerator-hour)."""
+    return (None if value is None else small_unit_usd(float(value))) or _money(value)
 
 
 def _milliseconds(value: Any) -> str:

@@ -81,7 +81,9 @@ def test_the_answer_is_the_declared_model_as_json(client: InProcessClient) -> No
     assert json.loads(read.model_dump_json(by_alias=True)) == answer
 
 
-def test_a_training_plan_says_when_its_communication_has_no_public_figure(client: InProcessClient) -> None:
+def test_a_training_plan_says_when_its_communication_has_no_figure_in_the_catalog(
+    client: InProcessClient,
+) -> None:
     """LoRA over the full catalog: plans on several accelerators the catalog has no interconnect
     figure for (RTX PRO 6000 instances, A10 servers) leave their data-parallel communication out
     of the time, and say so in their risks; plans on B200 (900 GB/s in the catalog) do not."""

@@ -60,7 +60,7 @@ def test_the_recommendation_offers_it_and_shows_the_setting() -> None:
     assert all(group.reason != RejectReason.DOES_NOT_FIT_MEMORY for group in result.rejected)
 
 
-def test_a_run_whose_communication_has_no_public_figure_says_so() -> None:
+def test_a_run_whose_communication_has_no_figure_in_the_catalog_says_so() -> None:
     """The catalog has no interconnect figure for L4: a 70B fine-tune spread over L4s leaves its
     data-parallel communication out of the time, and its plans' risks must say so; the H100 job
     (450 GB/s published) has no such caveat."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from wheretorun.engine.costs.candidate import CostedCandidate
+from wheretorun.engine.money import small_unit_usd
 
 __all__ = ["rationale"]
 
@@ -16,11 +17,7 @@ def _usd(value: float) -> str:
 
 
 def _unit_usd(value: float) -> str:
-    """A cost per unit (per million tokens, per run): below ten cents, two significant digits, so
-    a cheap figure is not written as $0.00."""
-    if 0 < abs(value) < 0.1:
-        return f"${value:#.2g}"
-    return _usd(value)
+    return small_unit_usd(value) or _usd(value)
 
 
 def _cost_sentence(plan: CostedCandidate) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_EVEN, Context, Decimal
 
-__all__ = ["CENT", "FLOAT_DIGITS", "rounded"]
+__all__ = ["CENT", "FLOAT_DIGITS", "rounded", "small_unit_usd"]
 
 CENT = Decimal("0.01")
 FLOAT_DIGITS = 330
@@ -23,3 +23,15 @@ def rounded(value: float, step: Decimal = CENT) -> Decimal:
     """`value` (finite) rounded half-even to `step`, as an exact Decimal (never -0)."""
     exact = Decimal(value).quantize(step, rounding=ROUND_HALF_EVEN, context=_WIDE)
     return _WIDE.add(exact, _ZERO)  # + 0 turns -0 into 0
+
+
+_SMALL_UNIT_USD = 0.1  # below ten cents, a cost per unit is written with significant digits
+
+
+def small_unit_usd(value: float) -> str | None:
+    """A cost per unit (per million tokens, per run, per accelerator-hour) below ten cents, with
+    two significant digits, so a cheap figure does not read as $0.00 ($0.0074, $0.010); None from
+    ten cents on (and for 0), where the caller's own format applies."""
+    if 0 < abs(value) < _SMALL_UNIT_USD:
+        return f"${value:#.2g}"
+    return None

@@ -121,8 +121,8 @@ class TrainingEstimate:
     # The steady-state figures above plus interruptions and efficiency at scale (whole_run.py);
     # None when time is not estimated.
     whole_run: WholeRun | None = None
-    # False when data-parallel communication is needed but the accelerator publishes no
-    # interconnect figure: the time above leaves that communication out (a note says so)
+    # False when data-parallel communication is needed but the catalog has no interconnect
+    # figure for the accelerator: the time above leaves that communication out (a note says so)
     communication_priced: bool = True
 
 

@@ -608,14 +608,13 @@ def _batch_rate_fact(layout: Layout, demand: BatchDemand) -> str:
         f"{demand.output_tokens_per_request:,} output tokens at {requests_per_s:,.2f} requests/s "
         "per instance"
     )
-    made_input = demand.requests * demand.input_tokens_per_request
-    made_output = demand.requests * demand.output_tokens_per_request
-    if made_output > demand.output_tokens_total * (1 + _SHAPE_MISMATCH):
-        fact += (
-            f", {_tokens(made_output)} output tokens against the job's {_tokens(demand.output_tokens_total)}"
-        )
-    elif made_input > demand.input_tokens_total * (1 + _SHAPE_MISMATCH):
-        fact += f", {_tokens(made_input)} input tokens against the job's {_tokens(demand.input_tokens_total)}"
+    for kind, per_request, total in (
+        ("output", demand.output_tokens_per_request, demand.output_tokens_total),
+        ("input", demand.input_tokens_per_request, demand.input_tokens_total),
+    ):
+        made = demand.requests * per_request  # at most one kind is over: requests cover the larger
+        if made > total * (1 + _SHAPE_MISMATCH):
+            fact += f", {_tokens(made)} {kind} tokens against the job's {_tokens(total)}"
     return fact
 
 

@@ -47,7 +47,7 @@ from wheretorun.engine.costs.cloud import (
     reserved_rate,
 )
 from wheretorun.engine.costs.finance import capital_schedule
-from wheretorun.engine.costs.owned import server_capex_usd, server_price_note
+from wheretorun.engine.costs.owned import lead_months, server_capex_usd, server_price_note
 from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, staff_lines
 from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.errors import InvalidSpec
@@ -88,7 +88,7 @@ class TrainingJob:
     precision: Precision = Precision.BF16  # the mixed-precision type the run computes in
     uncertainty: str = ""
     setting: TrainingSetting | None = None  # the parallelism and memory setting the search chose
-    caveats: tuple[str, ...] = ()  # what the run's time leaves out for want of a public figure
+    caveats: tuple[str, ...] = ()  # what a plan's risks must say about the run's time (`_caveats`)
 
     @property
     def accelerators(self) -> int:
@@ -445,7 +445,7 @@ def owned_training_plan(
         else 0.0
     )
     capex = servers * server_capex + network
-    lead = min(a.hardware_lead_time_months, a.horizon_months)
+    lead = lead_months(a)
     schedule = capital_schedule(
         lead, a.horizon_months, a.life_months, a.residual_value_fraction, a.cost_of_capital_annual
     )
