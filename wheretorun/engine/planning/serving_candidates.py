@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from wheretorun.engine.assumptions import Assumptions
-from wheretorun.engine.capacity import CapacityTable, serving_capacities
+from wheretorun.engine.capacity import CapacityTable, ReplicaCapacity, serving_capacities
 from wheretorun.engine.catalog import AcceleratorEntry, ApiPriceOffer, HardwarePrice
 from wheretorun.engine.costs import cloud, hosted
 from wheretorun.engine.costs.arrays import FloatArray, read_only
@@ -27,6 +27,7 @@ from wheretorun.engine.costs.owned import (
     OwnedSizing,
     OwnedUnit,
     Rental,
+    local_total,
     owned_sizing,
     owned_unit,
     priced_local_plan,
@@ -595,8 +596,14 @@ def _local(
     context: Context,
     result: ServingCandidates,
 ) -> None:
+    """Local cards: each (card, precision) that serves the peak with one stream is costed, and
+    the cheapest precision of each card within the budgets becomes a plan (the others cost more
+    on the same card and would be deduplicated from the ranking anyway, as for owned servers).
+    A precision over a budget is kept as a plan too, for the budget check to reject as before."""
     a, book = context.assumptions, context.book
     for entry in entries:
+        price, tdp = context.snapshot.hardware_prices[entry.id], _tdp(entry)
+        costed: list[tuple[float, int, ReplicaCapacity]] = []  # (total, precision order, capacity)
         for precision in precisions:
             result.evaluated += 1
             capacity = capacities.get((entry.id, 1, precision))
@@ -609,7 +616,17 @@ def _local(
             if too_busy is not None:
                 book.record(too_busy, f"local {entry.id} at {capacity.precision.value}")
                 continue
-            price = context.snapshot.hardware_prices[entry.id]
-            plan = priced_local_plan(entry, price, _tdp(entry), capacity, model.model_id, demand, a)
-            assert plan is not None, "local_capacity.one_stream admitted it"
-            result.plans.append(plan)
+            total = local_total(price, tdp, capacity, demand, a)
+            assert total is not None, "local_capacity.one_stream admitted it"
+            costed.append((total, len(costed), capacity))
+        over = [
+            over_limits(total / demand.months, price.usd_per_accelerator, context.constraints) is not None
+            for total, _, _ in costed
+        ]
+        within = [item for item, is_over in zip(costed, over, strict=True) if not is_over]
+        cheapest = min(within, key=lambda item: item[:2], default=None)
+        for item, is_over in zip(costed, over, strict=True):
+            if is_over or item is cheapest:
+                plan = priced_local_plan(entry, price, tdp, item[2], model.model_id, demand, a)
+                assert plan is not None, "local_capacity.one_stream admitted it"
+                result.plans.append(plan)
