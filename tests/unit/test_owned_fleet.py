@@ -84,21 +84,25 @@ def test_the_fleets_totals_are_each_servers_own_sizing(
         owned_unit(ACCELERATORS[name], HARDWARE[name], _TDP_W[name], layout, assumptions)
         for name, layout in servers
     ]
-    totals, capex = OwnedFleet.of(units, assumptions).totals(demand, bridge)
-    for (name, layout), unit, total, fleet_capex in zip(servers, units, totals, capex, strict=True):
+    totals, capex, counts = OwnedFleet.of(units, assumptions).totals(demand, bridge)
+    for (name, layout), unit, total, fleet_capex, count in zip(
+        servers, units, totals, capex, counts, strict=True
+    ):
         alone = owned_sizing(
             ACCELERATORS[name], HARDWARE[name], _TDP_W[name], layout, demand, assumptions, bridge, unit
         )
         assert float(total) == alone.total_usd  # exactly: the planner ranks on one, answers the other
         assert float(fleet_capex) == alone.capex_usd
+        assert count == alone.servers
 
 
 def test_an_empty_fleet_has_no_totals() -> None:
     assumptions = Assumptions()
     demand = _demand(_workload(1000), assumptions)
-    totals, capex = OwnedFleet.of([], assumptions).totals(demand, None)
+    totals, capex, counts = OwnedFleet.of([], assumptions).totals(demand, None)
     assert totals.shape == (0,)
     assert capex.shape == (0,)
+    assert counts.shape == (0,)
 
 
 @pytest.mark.parametrize(

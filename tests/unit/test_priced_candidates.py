@@ -24,6 +24,7 @@ from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import (
     Rental,
+    SizedServers,
     local_plan,
     owned_plan,
     owned_sizing,
@@ -71,7 +72,7 @@ def test_an_owned_candidate_is_ranked_on_what_its_plan_costs(requests_per_s: flo
     rental = bridge if bridged else None
     sizing = owned_sizing(H100, HARDWARE["h100-sxm"], 700.0, layout, demand, assumptions, rental)
     priced = priced_owned_plan(
-        H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, assumptions, rental, sizing
+        H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, assumptions, rental, SizedServers.of(sizing)
     )
     plan = owned_plan(H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, assumptions, rental)
     _same_ranking_fields(priced, plan)

@@ -57,6 +57,7 @@ __all__ = [
     "OwnedSizing",
     "OwnedUnit",
     "Rental",
+    "SizedServers",
     "choose_server_layout",
     "local_lines",
     "local_plan",
@@ -241,6 +242,20 @@ class OwnedSizing:
         return self.unit.capex_usd * self.servers
 
 
+@dataclass(frozen=True, slots=True)
+class SizedServers:
+    """What ranking an owned plan needs of its sizing: the server, how many, and the total (an
+    `OwnedSizing`'s, or the fleet's column of it)."""
+
+    unit: OwnedUnit
+    servers: int
+    total_usd: float
+
+    @classmethod
+    def of(cls, sizing: OwnedSizing) -> SizedServers:
+        return cls(sizing.unit, sizing.servers, sizing.total_usd)
+
+
 def owned_sizing(
     entry: AcceleratorEntry,
     price: HardwarePrice,
@@ -326,8 +341,11 @@ class OwnedFleet:
             assumptions=assumptions,
         )
 
-    def totals(self, demand: ServingDemand, bridge: Bridge | None) -> tuple[FloatArray, FloatArray] | None:
-        """Each server's plan total for `demand` and its capex (servers x capex per server); None
+    def totals(
+        self, demand: ServingDemand, bridge: Bridge | None
+    ) -> tuple[FloatArray, FloatArray, FloatArray] | None:
+        """Each server's plan total for `demand`, its capex (servers x capex per server) and how
+        many servers (whole numbers, as floats); None
         from 2^53 replicas on, where a float no longer holds every whole count and the sizing's
         integer arithmetic could round otherwise (size each server on its own there)."""
         replicas = ceil_array(demand.peak_rps / self.planned_rps) + demand.redundancy
@@ -351,7 +369,7 @@ class OwnedFleet:
         bridged = bridge(demand.head(lead)) if lead and bridge is not None else None
         if bridged is not None:
             total = total + bridged.total_usd
-        return total, bought
+        return total, bought, servers
 
 
 def owned_plan(
@@ -390,8 +408,8 @@ def owned_plan(
     )
     return CostedCandidate(
         option=OptionKind.OWNED,
-        label=_owned_label(entry, layout, sizing),
-        setup=_owned_setup(entry, layout, sizing, model_id, assumptions),
+        label=_owned_label(entry, layout, sizing.servers),
+        setup=_owned_setup(entry, layout, sizing.servers, model_id, assumptions),
         lines=lines,
         months=demand.months,
         capex_usd=sizing.capex_usd,
@@ -432,14 +450,13 @@ def _served_tokens(demand: ServingDemand, sizing: OwnedSizing) -> float:
     return demand.tokens_from(lead)
 
 
-def _owned_label(entry: AcceleratorEntry, layout: Layout, sizing: OwnedSizing) -> str:
-    return f"owned {sizing.servers} x {layout.accelerators} x {entry.id} servers"
+def _owned_label(entry: AcceleratorEntry, layout: Layout, servers: int) -> str:
+    return f"owned {servers} x {layout.accelerators} x {entry.id} servers"
 
 
 def _owned_setup(
-    entry: AcceleratorEntry, layout: Layout, sizing: OwnedSizing, model_id: str, assumptions: Assumptions
+    entry: AcceleratorEntry, layout: Layout, servers: int, model_id: str, assumptions: Assumptions
 ) -> Setup:
-    servers = sizing.servers
     return Setup.for_purchase(
         model_id,
         entry.id,
@@ -462,17 +479,23 @@ def priced_owned_plan(
     demand: ServingDemand,
     assumptions: Assumptions,
     bridge: Bridge | None,
-    sizing: OwnedSizing,
+    sized: SizedServers,
 ) -> PricedCandidate:
-    """`owned_plan` priced from its sizing, written only when it is shown."""
+    """`owned_plan` priced from the servers' count and total (`OwnedFleet.totals` gives them for
+    every server at once), its sizing and plan written only when it is shown."""
+
+    def write() -> CostedCandidate:
+        sizing = owned_sizing(entry, price, tdp_w, layout, demand, assumptions, bridge, sized.unit)
+        return owned_plan(entry, price, tdp_w, layout, model_id, demand, assumptions, bridge, sizing)
+
     return PricedCandidate(
         option=OptionKind.OWNED,
-        label=_owned_label(entry, layout, sizing),
-        setup=_owned_setup(entry, layout, sizing, model_id, assumptions),
-        total_usd=sizing.total_usd,
+        label=_owned_label(entry, layout, sized.servers),
+        setup=_owned_setup(entry, layout, sized.servers, model_id, assumptions),
+        total_usd=sized.total_usd,
         months=demand.months,
-        capex_usd=sizing.capex_usd,
-        write=lambda: owned_plan(entry, price, tdp_w, layout, model_id, demand, assumptions, bridge, sizing),
+        capex_usd=sized.unit.capex_usd * sized.servers,
+        write=write,
     )
 
 

@@ -24,9 +24,9 @@ from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import (
     Bridge,
     OwnedFleet,
-    OwnedSizing,
     OwnedUnit,
     Rental,
+    SizedServers,
     local_total,
     owned_sizing,
     owned_unit,
@@ -455,10 +455,10 @@ def _owned(
                 book.record(lead, f"owned {entry.id}")
         return
     fleet, columns = _owned_fleet(capacities, precisions, entries, context)
-    totals, capex = fleet.totals(demand, bridge) or _each_sized(
+    totals, capex, servers = fleet.totals(demand, bridge) or _each_sized(
         fleet, entries, columns, demand, context, bridge
     )
-    bases: list[tuple[PricedCandidate, str, OwnedSizing, cloud.Layout]] = []
+    bases: list[tuple[PricedCandidate, str, OwnedUnit, cloud.Layout]] = []
     for entry, entry_columns in zip(entries, columns, strict=True):
         sized: list[tuple[float, int, int]] = []  # (total, precision order, column)
         for order, (precision, column) in enumerate(zip(precisions, entry_columns, strict=True)):
@@ -475,16 +475,16 @@ def _owned(
         if sized:
             total, _, column = min(sized)
             price, tdp, server = context.snapshot.hardware_prices[entry.id], _tdp(entry), fleet.units[column]
-            layout = server.layout
-            sizing = owned_sizing(entry, price, tdp, layout, demand, a, bridge, server)
-            assert sizing.total_usd == total, "the fleet adds what the sizing adds, in its order"
-            plan = priced_owned_plan(entry, price, tdp, layout, model.model_id, demand, a, bridge, sizing)
+            chosen = SizedServers(server, int(servers[column]), total)
+            plan = priced_owned_plan(
+                entry, price, tdp, server.layout, model.model_id, demand, a, bridge, chosen
+            )
             result.plans.append(plan)
-            bases.append((plan, _base_unit(layout, entry), sizing, layout))
+            bases.append((plan, _base_unit(server.layout, entry), server, server.layout))
     # the hybrid's owned base: the cheapest server (only its plan is written here)
     cheapest = sorted(bases, key=lambda base: (base[0].total_usd, base[1]))[:_BASES_PER_KIND]
-    for plan, unit, sizing, layout in cheapest:
-        result.bases.append(_owned_base(plan.written(), unit, sizing, layout, a))
+    for plan, unit_name, server, layout in cheapest:
+        result.bases.append(_owned_base(plan.written(), unit_name, server, layout, a))
 
 
 def _each_sized(
@@ -494,9 +494,10 @@ def _each_sized(
     demand: ServingDemand,
     context: Context,
     bridge: Bridge | None,
-) -> tuple[FloatArray, FloatArray]:
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """`fleet.totals` server by server, as `OwnedSizing` (for the demands it declines)."""
     totals, capex = np.full(len(fleet.units), math.nan), np.full(len(fleet.units), math.nan)
+    servers = np.full(len(fleet.units), math.nan)
     for entry, entry_columns in zip(entries, columns, strict=True):
         price, tdp = context.snapshot.hardware_prices[entry.id], _tdp(entry)
         for column in entry_columns:
@@ -506,7 +507,8 @@ def _each_sized(
                     entry, price, tdp, server.layout, demand, context.assumptions, bridge, server
                 )
                 totals[column], capex[column] = sizing.total_usd, sizing.capex_usd
-    return totals, capex
+                servers[column] = sizing.servers
+    return totals, capex, servers
 
 
 _Columns = tuple[tuple[int | Rejection, ...], ...]  # per accelerator, per precision
@@ -563,9 +565,8 @@ def _base_unit(layout: cloud.Layout, entry: AcceleratorEntry) -> str:
 
 
 def _owned_base(
-    plan: CostedCandidate, unit_name: str, sizing: OwnedSizing, layout: cloud.Layout, a: Assumptions
+    plan: CostedCandidate, unit_name: str, unit: OwnedUnit, layout: cloud.Layout, a: Assumptions
 ) -> BaseOption:
-    unit = sizing.unit
     return BaseOption(
         plan=plan,
         unit=unit_name,
