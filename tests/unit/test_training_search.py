@@ -84,6 +84,32 @@ def test_a_run_whose_communication_has_no_figure_in_the_catalog_says_so() -> Non
         assert any("no interconnect figure for l4" in risk for risk in option.risks), option.label
 
 
+def test_a_run_says_where_its_training_efficiency_comes_from() -> None:
+    """Hopper has a fit of its own (36 published runs); Ada has no calibration rows and borrows
+    the median of the fitted families (efficiency_data.py). A job's uncertainty says which,
+    before the whole-run error, and so does every option trained on it."""
+    h100_job = fastest_job(LLAMA_70B, H100, FULL_70B, 8, math.inf, Assumptions(), DEFAULT_EFFICIENCY)
+    l4_job = fastest_job(LLAMA_70B, L4, FULL_70B, 8, math.inf, Assumptions(), DEFAULT_EFFICIENCY)
+    assert isinstance(h100_job, TrainingJob), h100_job
+    assert isinstance(l4_job, TrainingJob), l4_job
+    assert h100_job.uncertainty.startswith("training efficiency of hopper at bf16: fitted on 36 figures")
+    assert l4_job.uncertainty.startswith(
+        "training efficiency of ada at bf16: no rows for this family; median of the fitted families"
+    )
+    for job in (h100_job, l4_job):
+        assert "; whole-run hours predicted within 19% (median" in job.uncertainty
+    result = recommend(
+        FULL_70B,
+        Constraints(allowed_options=(OptionKind.CLOUD, OptionKind.OWNED), allowed_accelerators=("l4",)),
+        Assumptions(horizon_months=12),
+        snapshot(),
+    )
+    assert result.options, [group.examples for group in result.rejected]
+    for option in result.options:
+        assert option.uncertainty is not None
+        assert option.uncertainty.startswith("training efficiency of ada at bf16: no rows"), option.label
+
+
 def test_a_run_near_its_limit_warns_that_the_estimate_error_would_break_it() -> None:
     """The whole-run hours are fitted within a 19% median error (efficiency_data.py): a run that
     takes more than limit / 1.19 says that error would break its limit; one well inside does not."""

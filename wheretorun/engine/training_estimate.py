@@ -124,6 +124,9 @@ class TrainingEstimate:
     # False when data-parallel communication is needed but the catalog has no interconnect
     # figure for the accelerator: the time above leaves that communication out (a note says so)
     communication_priced: bool = True
+    # where the utilisation behind the time comes from: the family's own fit (its rows and
+    # error), or what stands in for a family with no calibration rows (EfficiencyTable.training_for)
+    efficiency_source: str = ""
 
 
 # ---- parameters and FLOPs -----------------------------------------------------------------------
@@ -382,6 +385,8 @@ def estimate_training(
     executed = flops.dense_executed + flops.attention_executed
     peak = accelerator.peak_tflops(compute_dtype(config.precision))
     utilisation, provenance = _utilisation(model, accelerator, config, efficiency)
+    dtype = compute_dtype(config.precision).value
+    source = f"training efficiency of {accelerator.family} at {dtype}: {provenance}"
     notes = [f"training efficiency: {provenance}"]
     mfu = hfu = tokens_per_s = accelerator_hours = wall_clock = None
     run: WholeRun | None = None
@@ -434,6 +439,7 @@ def estimate_training(
         notes=tuple(notes),
         whole_run=run,
         communication_priced=communication_priced,
+        efficiency_source=source,
     )
 
 

@@ -58,6 +58,7 @@ from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.specs import AcceleratorSpec, ModelArchitecture
 from wheretorun.engine.training_estimate import TrainingEstimate
 from wheretorun.engine.training_setting import TrainingSetting, best_setting, fewest_for_any
+from wheretorun.engine.whole_run import WholeRun
 from wheretorun.engine.workload import OptionKind, TrainingWorkload
 
 __all__ = [
@@ -86,7 +87,7 @@ class TrainingJob:
     wall_hours: float  # one whole run: steady-state time plus interruptions and scale losses
     mfu: float | None
     precision: Precision = Precision.BF16  # the mixed-precision type the run computes in
-    uncertainty: str = ""
+    uncertainty: str = ""  # where the time may be off (`_uncertainty`)
     setting: TrainingSetting | None = None  # the parallelism and memory setting the search chose
     caveats: tuple[str, ...] = ()  # what a plan's risks must say about the run's time (`_caveats`)
 
@@ -168,14 +169,21 @@ def fastest_job(
                 hours = spot_reclaims.training_spot_hours(hours, units, assumptions)
             if hours <= limit_hours:
                 caveats = _caveats(estimate, spec, accelerators, hours, limit_hours)
+                uncertainty = _uncertainty(estimate, run)
                 return TrainingJob(
-                    units, unit_size, hours, estimate.mfu, precision, run.uncertainty, setting, caveats
+                    units, unit_size, hours, estimate.mfu, precision, uncertainty, setting, caveats
                 )
             best_hours = min(best_hours, hours)
         units *= 2
     if not fitted:
         return memory_fit.training_holds(minimum, most * unit_size, spec.name)
     return deadline.training_run(most * unit_size, spec.name, best_hours, limit_hours)
+
+
+def _uncertainty(estimate: TrainingEstimate, run: WholeRun) -> str:
+    """Where the run's time may be off: the source of the training efficiency (a family's own
+    fit, or what stands in for a family with no calibration rows), then the whole run's error."""
+    return "; ".join(part for part in (estimate.efficiency_source, run.uncertainty) if part)
 
 
 def _caveats(
