@@ -38,7 +38,8 @@ def test_engines_without_rows_say_they_are_borrowed() -> None:
 
 def test_unknown_family_falls_back_to_the_all_family_entry() -> None:
     fallback = DEFAULT_EFFICIENCY.training_for("some-future-chip", ComputeDtype.BF16)
-    assert "no rows for this family" in fallback.provenance
+    assert DEFAULT_EFFICIENCY.training_key("some-future-chip", ComputeDtype.BF16) == ("*", ComputeDtype.BF16)
+    assert fallback.provenance == "median of the fitted families (ampere, hopper)"
     assert 0 < fallback.hardware_flops_fraction <= 1
 
 

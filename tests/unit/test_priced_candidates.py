@@ -72,7 +72,15 @@ def test_an_owned_candidate_is_ranked_on_what_its_plan_costs(requests_per_s: flo
     rental = bridge if bridged else None
     sizing = owned_sizing(H100, HARDWARE["h100-sxm"], 700.0, layout, demand, assumptions, rental)
     priced = priced_owned_plan(
-        H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, assumptions, rental, SizedServers.of(sizing)
+        H100,
+        HARDWARE["h100-sxm"],
+        700.0,
+        layout,
+        "m",
+        demand,
+        assumptions,
+        rental,
+        SizedServers(sizing.unit, sizing.servers, sizing.total_usd),
     )
     plan = owned_plan(H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, assumptions, rental)
     _same_ranking_fields(priced, plan)

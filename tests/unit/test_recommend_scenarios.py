@@ -264,3 +264,33 @@ def test_the_break_even_names_where_the_winner_changes() -> None:
         above = [p for p in break_even.points if p.multiplier > crossover.multiplier * 1.05]
         assert below[-1].winner == crossover.from_label
         assert above[0].winner != crossover.from_label
+
+
+def test_a_local_card_over_budget_at_some_precisions_is_offered_at_one_within_it() -> None:
+    """A local card is costed at every precision that serves one stream, and only its cheapest
+    becomes an option; the precisions over the monthly budget are still counted as rejected
+    over budget, as every candidate over a budget is."""
+    workload = InferenceWorkload(
+        models=("llama-3.1-8b",), requests_per_day=300, input_tokens=800, output_tokens=200
+    )
+    assumptions = Assumptions(horizon_months=12)
+
+    def local_only(**limits: object) -> Recommendation:
+        return recommend(
+            workload, Constraints(allowed_options=(OptionKind.LOCAL,), **limits), assumptions, snapshot()
+        )
+
+    cheapest = local_only().options[0]
+    eight_bit = local_only(min_precision="int8").options[0]  # the cheapest at 8 bits or more
+    assert cheapest.usd_per_month is not None
+    assert eight_bit.usd_per_month is not None
+    assert cheapest.usd_per_month < eight_bit.usd_per_month
+    budget = float(cheapest.usd_per_month + eight_bit.usd_per_month) / 2
+    result = local_only(max_usd_per_month=budget)
+    assert [(o.label, o.setup.precision) for o in result.options] == [
+        (cheapest.label, cheapest.setup.precision)
+    ]
+    over = [group for group in result.rejected if group.reason == RejectReason.OVER_BUDGET]
+    assert len(over) == 1
+    assert over[0].count >= 2  # bf16 and fp8 at least: every precision of 8 bits or more
+    assert all(example.startswith(cheapest.label) for example in over[0].examples)

@@ -85,16 +85,17 @@ def test_a_run_whose_communication_has_no_figure_in_the_catalog_says_so() -> Non
 
 
 def test_a_run_says_where_its_training_efficiency_comes_from() -> None:
-    """Hopper has a fit of its own (36 published runs); Ada has no calibration rows and borrows
-    the median of the fitted families (efficiency_data.py). A job's uncertainty says which,
-    before the whole-run error, and so does every option trained on it."""
+    """Hopper has a fit of its own (36 published runs); Ada has none and the all-family figure,
+    the median of the fitted families, stands in (efficiency_data.py). A job's uncertainty says
+    which, before the whole-run error, and so does every option trained on it."""
     h100_job = fastest_job(LLAMA_70B, H100, FULL_70B, 8, math.inf, Assumptions(), DEFAULT_EFFICIENCY)
     l4_job = fastest_job(LLAMA_70B, L4, FULL_70B, 8, math.inf, Assumptions(), DEFAULT_EFFICIENCY)
     assert isinstance(h100_job, TrainingJob), h100_job
     assert isinstance(l4_job, TrainingJob), l4_job
     assert h100_job.uncertainty.startswith("training efficiency of hopper at bf16: fitted on 36 figures")
     assert l4_job.uncertainty.startswith(
-        "training efficiency of ada at bf16: no rows for this family; median of the fitted families"
+        "training efficiency of ada at bf16: no fit for ada at bf16; the all-family bf16 figure "
+        "stands in: median of the fitted families (ampere, hopper)"
     )
     for job in (h100_job, l4_job):
         assert "; whole-run hours predicted within 19% (median" in job.uncertainty
@@ -107,7 +108,43 @@ def test_a_run_says_where_its_training_efficiency_comes_from() -> None:
     assert result.options, [group.examples for group in result.rejected]
     for option in result.options:
         assert option.uncertainty is not None
-        assert option.uncertainty.startswith("training efficiency of ada at bf16: no rows"), option.label
+        assert option.uncertainty.startswith("training efficiency of ada at bf16: no fit"), option.label
+
+
+@pytest.mark.parametrize(
+    ("family", "precision", "source"),
+    [
+        # Volta trains in fp16 and its calibration rows are not fitted: the bf16 median stands in
+        (
+            "volta",
+            Precision.FP16,
+            "training efficiency of volta at fp16: no fit for volta at fp16; the all-family bf16 "
+            "figure stands in: median of the fitted families (ampere, hopper)",
+        ),
+        # no fp32 fit for any family: the bf16 median stands in, even for Hopper
+        (
+            "hopper",
+            Precision.FP32,
+            "training efficiency of hopper at fp32: no fit for hopper at fp32; the all-family bf16 "
+            "figure stands in: median of the fitted families (ampere, hopper)",
+        ),
+        # fp8 has Hopper's fit only: for another family, the fp8 median of one family stands in
+        (
+            "blackwell",
+            Precision.FP8,
+            "training efficiency of blackwell at fp8: no fit for blackwell at fp8; the all-family "
+            "fp8 figure stands in: median of the fitted families (hopper)",
+        ),
+    ],
+)
+def test_the_efficiency_source_names_the_runs_precision_and_the_figure_used(
+    family: str, precision: Precision, source: str
+) -> None:
+    chip = dataclasses.replace(H100, family=family)
+    config = TrainingConfig(accelerator_count=8, precision=precision, tokens=1e8, sequence_length=2048)
+    estimate = estimate_training(LLAMA_8B, chip, config)
+    assert estimate.efficiency_source == source
+    assert estimate.notes[0] == source
 
 
 def test_a_run_near_its_limit_warns_that_the_estimate_error_would_break_it() -> None:

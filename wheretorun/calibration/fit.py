@@ -217,7 +217,7 @@ def _training_table(
     for dtype in sorted({key[1] for key in keys}):
         families = [key[0] for key in keys if key[1] == dtype]
         median = statistics.median(bases[(family, dtype)] for family in families)
-        note = f"no rows for this family; median of the fitted families ({', '.join(families)})"
+        note = f"median of the fitted families ({', '.join(families)})"
         training[(ANY_FAMILY, dtype)] = TrainingEfficiency(median, note)
     return EfficiencyTable(
         version=table.version,

@@ -128,7 +128,12 @@ class EfficiencyTable:
 
     def training_for(self, family: str, dtype: ComputeDtype) -> TrainingEfficiency:
         """The family's own factor if calibrated, else the all-family entry for the dtype."""
+        return self.training[self.training_key(family, dtype)]
+
+    def training_key(self, family: str, dtype: ComputeDtype) -> tuple[str, ComputeDtype]:
+        """Which entry `training_for` reads: (family, dtype) when fitted, else the all-family
+        entry for the dtype, else the all-family bf16 entry."""
         for key in ((family, dtype), (ANY_FAMILY, dtype), (ANY_FAMILY, ComputeDtype.BF16)):
             if key in self.training:
-                return self.training[key]
+                return key
         raise InvalidSpec("precision", f"no training efficiency data for {dtype.value}")

@@ -135,11 +135,11 @@ _SERVING = {
 _TRAINING = {
     ("*", ComputeDtype.BF16): TrainingEfficiency(
         hardware_flops_fraction=0.6357,
-        provenance="no rows for this family; median of the fitted families (ampere, hopper)",
+        provenance="median of the fitted families (ampere, hopper)",
     ),
     ("*", ComputeDtype.FP8): TrainingEfficiency(
         hardware_flops_fraction=0.312,
-        provenance="no rows for this family; median of the fitted families (hopper)",
+        provenance="median of the fitted families (hopper)",
     ),
     ("ampere", ComputeDtype.BF16): TrainingEfficiency(
         hardware_flops_fraction=0.7447,

@@ -56,7 +56,7 @@ from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.memory import tensor_shapes, weights_bytes
-from wheretorun.engine.precision import Precision, compute_dtype
+from wheretorun.engine.precision import ComputeDtype, Precision, compute_dtype
 from wheretorun.engine.specs import AcceleratorSpec, ModelArchitecture
 from wheretorun.engine.whole_run import WholeRun, whole_run
 
@@ -319,10 +319,30 @@ def pipeline_bubble(config: TrainingConfig) -> float:
 def _utilisation(
     model: ModelArchitecture, accelerator: AcceleratorSpec, config: TrainingConfig, table: EfficiencyTable
 ) -> tuple[float, str]:
-    """Matmul utilisation of the family and dtype, scaled down for narrow models."""
-    base = table.training_for(accelerator.family, compute_dtype(config.precision))
+    """Matmul utilisation of the family and dtype, scaled down for narrow models, and where the
+    family's figure comes from."""
+    family, dtype = accelerator.family, compute_dtype(config.precision)
+    key = table.training_key(family, dtype)
+    base = table.training[key]
     half = table.training_scaling.hidden_half_size
-    return base.hardware_flops_fraction * model.hidden_size / (model.hidden_size + half), base.provenance
+    return base.hardware_flops_fraction * model.hidden_size / (model.hidden_size + half), _efficiency_source(
+        family, config.precision, key, base.provenance
+    )
+
+
+def _efficiency_source(
+    family: str, precision: Precision, key: tuple[str, ComputeDtype], provenance: str
+) -> str:
+    """The family's own fit, or the all-family figure standing in for a family (or precision)
+    with none: "training efficiency of volta at fp16: no fit for volta at fp16; the all-family
+    bf16 figure stands in: median of the fitted families (ampere, hopper)"."""
+    run = f"training efficiency of {family} at {precision.value}"
+    if key[0] != family:
+        stand_in = f"the all-family {key[1].value} figure stands in"
+        return f"{run}: no fit for {family} at {precision.value}; {stand_in}: {provenance}"
+    if key[1].value != precision.value:
+        return f"{run}: the {key[1].value} fit, {provenance}"
+    return f"{run}: {provenance}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,10 +404,8 @@ def estimate_training(
     model_flops = flops.dense_model + flops.attention_model
     executed = flops.dense_executed + flops.attention_executed
     peak = accelerator.peak_tflops(compute_dtype(config.precision))
-    utilisation, provenance = _utilisation(model, accelerator, config, efficiency)
-    dtype = compute_dtype(config.precision).value
-    source = f"training efficiency of {accelerator.family} at {dtype}: {provenance}"
-    notes = [f"training efficiency: {provenance}"]
+    utilisation, source = _utilisation(model, accelerator, config, efficiency)
+    notes = [source]
     mfu = hfu = tokens_per_s = accelerator_hours = wall_clock = None
     run: WholeRun | None = None
     if peak is None:

@@ -251,10 +251,6 @@ class SizedServers:
     servers: int
     total_usd: float
 
-    @classmethod
-    def of(cls, sizing: OwnedSizing) -> SizedServers:
-        return cls(sizing.unit, sizing.servers, sizing.total_usd)
-
 
 def owned_sizing(
     entry: AcceleratorEntry,

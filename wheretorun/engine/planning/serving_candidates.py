@@ -598,9 +598,11 @@ def _local(
     result: ServingCandidates,
 ) -> None:
     """Local cards: each (card, precision) that serves the peak with one stream is costed, and
-    the cheapest precision of each card within the budgets becomes a plan (the others cost more
-    on the same card and would be deduplicated from the ranking anyway, as for owned servers).
-    A precision over a budget is kept as a plan too, for the budget check to reject as before."""
+    the cheapest precision of each card becomes a plan (the others cost more on the same card
+    and would be deduplicated from the ranking anyway, as for owned servers). A precision over
+    a budget is kept as a plan too, for the budget check (recommend._within_budgets) to reject
+    and count as before; the precisions of a card share its capex and their monthly cost rises
+    with the total, so the cheapest is within the budgets whenever any is."""
     a, book = context.assumptions, context.book
     for entry in entries:
         price, tdp = context.snapshot.hardware_prices[entry.id], _tdp(entry)
@@ -620,14 +622,14 @@ def _local(
             total = local_total(price, tdp, capacity, demand, a)
             assert total is not None, "local_capacity.one_stream admitted it"
             costed.append((total, len(costed), capacity))
-        over = [
-            over_limits(total / demand.months, price.usd_per_accelerator, context.constraints) is not None
-            for total, _, _ in costed
-        ]
-        within = [item for item, is_over in zip(costed, over, strict=True) if not is_over]
-        cheapest = min(within, key=lambda item: item[:2], default=None)
-        for item, is_over in zip(costed, over, strict=True):
-            if is_over or item is cheapest:
+        cheapest = min(costed, key=lambda item: item[:2], default=None)
+        for item in costed:
+            if item is cheapest or _over_budget(item[0], price.usd_per_accelerator, demand, context):
                 plan = priced_local_plan(entry, price, tdp, item[2], model.model_id, demand, a)
                 assert plan is not None, "local_capacity.one_stream admitted it"
                 result.plans.append(plan)
+
+
+def _over_budget(total_usd: float, capex_usd: float, demand: ServingDemand, context: Context) -> bool:
+    """What recommend._within_budgets will decide for a serving plan of this total and capex."""
+    return over_limits(total_usd / demand.months, capex_usd, context.constraints) is not None
