@@ -20,7 +20,7 @@ from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommend import recommend
-from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.recommendation import PlanOption, RejectReason
 from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.training_estimate import pipeline_bubble
 from wheretorun.engine.training_setting import MICRO_BATCHES, TENSOR_PARALLEL, ZERO_STAGES, best_setting
@@ -60,6 +60,18 @@ def test_the_recommendation_offers_it_and_shows_the_setting() -> None:
     assert all(group.reason != RejectReason.DOES_NOT_FIT_MEMORY for group in result.rejected)
 
 
+def _l4_training_options() -> tuple[PlanOption, ...]:
+    """The 70B full fine-tune's options on L4 (cloud and owned), of which there are some."""
+    result = recommend(
+        FULL_70B,
+        Constraints(allowed_options=(OptionKind.CLOUD, OptionKind.OWNED), allowed_accelerators=("l4",)),
+        Assumptions(horizon_months=12),
+        snapshot(),
+    )
+    assert result.options, [group.examples for group in result.rejected]
+    return result.options
+
+
 def test_a_run_whose_communication_has_no_figure_in_the_catalog_says_so() -> None:
     """The catalog has no interconnect figure for L4: a 70B fine-tune spread over L4s leaves its
     data-parallel communication out of the time, and its plans' risks must say so; the H100 job
@@ -73,14 +85,7 @@ def test_a_run_whose_communication_has_no_figure_in_the_catalog_says_so() -> Non
     h100_job = fastest_job(LLAMA_70B, H100, FULL_70B, 8, math.inf, Assumptions(), DEFAULT_EFFICIENCY)
     assert isinstance(h100_job, TrainingJob), h100_job
     assert h100_job.caveats == ()
-    result = recommend(
-        FULL_70B,
-        Constraints(allowed_options=(OptionKind.CLOUD, OptionKind.OWNED), allowed_accelerators=("l4",)),
-        Assumptions(horizon_months=12),
-        snapshot(),
-    )
-    assert result.options, [group.examples for group in result.rejected]
-    for option in result.options:
+    for option in _l4_training_options():
         assert any("no interconnect figure for l4" in risk for risk in option.risks), option.label
 
 
@@ -99,14 +104,7 @@ def test_a_run_says_where_its_training_efficiency_comes_from() -> None:
     )
     for job in (h100_job, l4_job):
         assert "; whole-run hours predicted within 19% (median" in job.uncertainty
-    result = recommend(
-        FULL_70B,
-        Constraints(allowed_options=(OptionKind.CLOUD, OptionKind.OWNED), allowed_accelerators=("l4",)),
-        Assumptions(horizon_months=12),
-        snapshot(),
-    )
-    assert result.options, [group.examples for group in result.rejected]
-    for option in result.options:
+    for option in _l4_training_options():
         assert option.uncertainty is not None
         assert option.uncertainty.startswith("training efficiency of ada at bf16: no fit"), option.label
 
