@@ -193,3 +193,16 @@ def test_bulk_prices_agree_with_the_single_offer_price(host_vm: float | None) ->
                 assert np.isnan(price)
             else:
                 assert price == pytest.approx(single)
+
+
+def test_a_batch_plan_says_where_its_capacity_comes_from_and_what_its_hours_leave_out() -> None:
+    """The batch job runs on the same replica capacity as online serving: its uncertainty is
+    that capacity's efficiency source, and a risk says start-up and model loading are not in the
+    hours (the catalog has no figure for them)."""
+    borrowed = "no calibration rows for vllm on hbm memory; borrowed from tensorrt-llm/hbm"
+    capacity = dataclasses.replace(_capacity(10.0), efficiency_source=borrowed)
+    layout = cloud.Layout(capacity, per_instance=2, accelerators=8)
+    plan = cloud.batch_plan(P5, cloud.JOB_MODES[0], layout, "m", _job_of_7_2m_requests(), Assumptions())
+    assert plan is not None
+    assert plan.uncertainty == borrowed
+    assert cloud.BATCH_START_UP_RISK in plan.risks

@@ -154,8 +154,10 @@ def test_a_run_near_its_limit_warns_that_the_estimate_error_would_break_it() -> 
     tight = fastest_job(LLAMA_70B, H100, FULL_70B, 8, hours * 1.1, Assumptions(), DEFAULT_EFFICIENCY)
     assert isinstance(tight, TrainingJob), tight
     assert tight.wall_hours == hours
-    assert "a run leaves 10% of its time limit spare, less than the estimate's 19% median error" in " ".join(
-        tight.caveats
+    # 1.1 x the run: 1 - 1 / 1.1 = 9% of the limit spare, and 1.19 x the run would pass it
+    assert (
+        "a run leaves 9% of its time limit spare; 19% more time, the estimate's median error, would pass"
+        in " ".join(tight.caveats)
     )
     roomy = fastest_job(LLAMA_70B, H100, FULL_70B, 8, hours * 1.3, Assumptions(), DEFAULT_EFFICIENCY)
     assert isinstance(roomy, TrainingJob), roomy
@@ -344,3 +346,19 @@ def test_a_remembered_sizing_is_the_sizing_of_its_own_case() -> None:
     bigger = job_sizer(LLAMA_70B, more_tokens, a, DEFAULT_EFFICIENCY)
     assert bigger is not sizer
     assert bigger(H100, 8, math.inf) != sizer(H100, 8, math.inf)
+
+
+def test_every_training_option_states_the_tokens_and_sequence_length_it_was_sized_for() -> None:
+    """Memory and attention FLOPs follow from the sequence length, so an option says which one
+    it assumed (4,096 here, not the 2,048 default) and how many tokens a run is."""
+    result = recommend(
+        FULL_70B,
+        Constraints(allowed_options=(OptionKind.CLOUD, OptionKind.OWNED), allowed_accelerators=("h100-sxm",)),
+        Assumptions(horizon_months=12),
+        snapshot(),
+    )
+    assert {option.option for option in result.options} == {OptionKind.CLOUD, OptionKind.OWNED}
+    for option in result.options:
+        assert "A run is 1B tokens of full training in sequences of 4,096 tokens." in option.rationale, (
+            option.label
+        )

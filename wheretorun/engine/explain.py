@@ -90,7 +90,11 @@ def _usage(plan: CostedCandidate) -> str:
         if plan.headroom > 10:
             parts.append("the capacity is more than ten times the busiest hour's demand")
         else:
-            parts.append(f"the busiest hour leaves {plan.headroom:.0%} headroom")
+            spare = plan.headroom / (1 + plan.headroom)
+            times = 1 + plan.headroom
+            parts.append(
+                f"the capacity is {times:.2f} x the busiest hour's demand ({spare:.0%} of it spare then)"
+            )
     if plan.ttft_ms is not None and plan.tpot_ms is not None:
         parts.append(f"estimated TTFT {plan.ttft_ms:.0f} ms and TPOT {plan.tpot_ms:.1f} ms")
     return f" At this volume {', '.join(parts)}." if parts else ""

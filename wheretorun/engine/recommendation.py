@@ -188,7 +188,8 @@ class PlanOption:
     `total_usd` covers the horizon (inference, training) or the job (batch); `usd_per_month` is
     its monthly average. `capex_usd` is one purchase of the hardware (replacements within the
     horizon are in the breakdown). `utilisation` is the average share of the capacity paid for
-    that serves demand; `headroom` the spare capacity at the busiest hour (0.25 = 25% spare).
+    that serves demand; `headroom` the capacity above the busiest hour's demand (0.25: 1.25 x that
+    demand, a fifth of the capacity spare then).
     `usd_per_accelerator_hour` is, for cloud options, the price paid per accelerator-hour in the
     option's pricing mode; for owned and local options the all-in cost per accelerator-hour of the
     horizon. `price_source` says where the price behind it comes from.

@@ -57,6 +57,7 @@ from wheretorun.engine.workload import OptionKind
 _PriceT = TypeVar("_PriceT", float, FloatArray)
 
 __all__ = [
+    "BATCH_START_UP_RISK",
     "JOB_MODES",
     "SERVING_MODES",
     "CloudMode",
@@ -580,7 +581,8 @@ def batch_plan(
         months=None,
         tokens=demand.total_tokens,
         utilisation=1.0,
-        risks=_risks(offer, mode, capacity.precision, 0, assumptions),
+        risks=(*_risks(offer, mode, capacity.precision, 0, assumptions), BATCH_START_UP_RISK),
+        uncertainty=capacity.efficiency_source or None,
         facts=(
             f"{instances} instance(s) finish in {wall_hours:.1f} h "
             f"of the {demand.deadline_hours:g} h deadline",
@@ -594,6 +596,10 @@ def batch_plan(
     )
 
 
+BATCH_START_UP_RISK = (
+    "the job's hours leave out starting its instances and loading the model, for which the catalog "
+    "has no figure: a short job may take and cost more than stated"
+)
 _SHAPE_MISMATCH = 0.01  # tokens made beyond the job's by more than this share are said
 
 

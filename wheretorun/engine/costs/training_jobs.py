@@ -202,8 +202,8 @@ def _caveats(
     error = None if estimate.whole_run is None else estimate.whole_run.median_error
     if error is not None and hours * (1 + error) > limit_hours:
         caveats.append(
-            f"a run leaves {limit_hours / hours - 1:.0%} of its time limit spare, less than the "
-            f"estimate's {error:.0%} median error: it may not fit"
+            f"a run leaves {1 - hours / limit_hours:.0%} of its time limit spare; {error:.0%} more time, "
+            "the estimate's median error, would pass the limit: it may not fit"
         )
     return tuple(caveats)
 
@@ -386,6 +386,7 @@ def cloud_training_plan(
             f"One run takes {job.wall_hours:,.1f} h on {job.accelerators} x {offer.accelerator_id}"
             + (f" at {job.mfu:.0%} MFU" if job.mfu else "")
             + (f" ({job.setting.describe()})" if job.setting else ""),
+            _run_fact(workload),
             *_network_fact(offer, job),
         ),
         usd_per_accelerator_hour=price / float(offer.accelerator_count),
@@ -420,6 +421,15 @@ def _more_runs(workload: TrainingWorkload, multiplier: float) -> TrainingWorkloa
         runs_per_year=workload.runs_per_year * multiplier,
         sequence_length=workload.sequence_length,
     )
+
+
+def _run_fact(workload: TrainingWorkload) -> str:
+    """What one run is sized for: its tokens and the sequence length its memory and attention
+    FLOPs follow from (the workload's, 2,048 unless it says otherwise)."""
+    tokens = workload.tokens
+    amount = f"{tokens / 1e9:,.4g}B" if tokens >= 1e9 else f"{tokens / 1e6:,.4g}M"
+    sequence = f"{workload.sequence_length:,}"
+    return f"A run is {amount} tokens of {workload.method} training in sequences of {sequence} tokens"
 
 
 def _cloud_risks(offer: CloudOffer, mode: CloudMode, assumptions: Assumptions) -> tuple[str, ...]:
@@ -506,6 +516,7 @@ def owned_training_plan(
         **_run_figures(job),
         facts=(
             f"One run takes {job.wall_hours:,.1f} h on {job.accelerators} x {entry.id}",
+            _run_fact(workload),
             f"${capex:,.0f} of hardware, ${capex / job.accelerators:,.0f} per {entry.id}",
         ),
         usd_per_accelerator_hour=sum(line.usd for line in lines)
@@ -569,7 +580,7 @@ def local_training_plan(
         utilisation=busy_hours / (a.hours_per_month * a.horizon_months),
         risks=("no SLA: a single card, a failed run restarts from its last checkpoint", *job.caveats),
         **_run_figures(job),
-        facts=(f"One run takes {job.wall_hours:,.1f} h on one {entry.id}",),
+        facts=(f"One run takes {job.wall_hours:,.1f} h on one {entry.id}", _run_fact(workload)),
         usd_per_accelerator_hour=sum(line.usd for line in lines) / (a.hours_per_month * a.horizon_months),
         price_source=f"purchase price {price.describe()}: {price.source}",
         reprice=lambda multiplier: (

@@ -513,7 +513,7 @@ function optionItem(option) {
   const [figure, unit] = mainFigure(option);
   const metrics = [];
   if (option.utilisation !== null) metrics.push(["utilisation", percent(option.utilisation)]);
-  if (option.headroom !== null) metrics.push(["headroom at the peak", percent(option.headroom)]);
+  if (option.headroom !== null) metrics.push(["capacity above the peak", percent(option.headroom)]);
   if (option.ttft_ms !== null) metrics.push(["TTFT", `${number(option.ttft_ms)} ms`]);
   if (option.tpot_ms !== null) metrics.push(["TPOT", `${number(option.tpot_ms, 1)} ms`]);
   if (option.marginal_usd_per_million_tokens) metrics.push(["marginal per million tokens", usdFine(option.marginal_usd_per_million_tokens)]);
