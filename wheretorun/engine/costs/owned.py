@@ -341,9 +341,9 @@ class OwnedFleet:
         self, demand: ServingDemand, bridge: Bridge | None
     ) -> tuple[FloatArray, FloatArray, FloatArray] | None:
         """Each server's plan total for `demand`, its capex (servers x capex per server) and how
-        many servers (whole numbers, as floats); None
-        from 2^53 replicas on, where a float no longer holds every whole count and the sizing's
-        integer arithmetic could round otherwise (size each server on its own there)."""
+        many servers (whole numbers, as floats); None from 2^53 replicas on, where a float no
+        longer holds every whole count and the sizing's integer arithmetic could round otherwise
+        (size each server on its own there)."""
         replicas = ceil_array(demand.peak_rps / self.planned_rps) + demand.redundancy
         if np.any(replicas >= _EXACT_WHOLE_FLOATS):
             return None
