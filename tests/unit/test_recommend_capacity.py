@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from tests.unit.recommend_catalog import H100, L4, LLAMA_8B, LLAMA_70B, LLAMA_405B, RTX_4090
 from wheretorun.engine import InferenceConfig, ServingEngine, estimate_inference
 from wheretorun.engine.capacity import max_batch, serving_capacities
+from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.specs import AcceleratorSpec
@@ -90,3 +93,30 @@ def test_without_targets_a_replica_runs_as_full_as_memory_and_the_engine_allow()
     )
     assert max_batch(ServingEngine.VLLM, a100) == 256
     assert max_batch(ServingEngine.VLLM, L4) == 256
+
+
+def test_a_capacity_on_a_family_never_measured_serving_says_so() -> None:
+    """The serving fit has rows of NVIDIA's Hopper, Ampere, Ada and Blackwell parts and none of
+    AMD's: the MI300X row (inf124) runs AMD's own vLLM fork, which has no engine profile. A
+    capacity estimated on an AMD part says its factors were never checked on one; an H100's
+    does not."""
+    assert {"hopper", "ampere", "ada", "blackwell"} <= set(DEFAULT_EFFICIENCY.serving_families)
+    assert "cdna3" not in DEFAULT_EFFICIENCY.serving_families
+    amd_like = dataclasses.replace(H100, name="an AMD-family part", family="cdna3")
+    capacities = serving_capacities(
+        LLAMA_70B,
+        [("h100-sxm", H100), ("amd-part", amd_like)],
+        [Precision.FP8],
+        engine=ServingEngine.VLLM,
+        input_tokens=1000,
+        output_tokens=250,
+        ttft_ms=2000.0,
+        tpot_ms=60.0,
+    )
+    unmeasured = "no serving measurement of a cdna3 accelerator is in the fit"
+    assert unmeasured in capacities[("amd-part", 1, Precision.FP8)].efficiency_source
+    assert "no serving measurement" not in capacities[("h100-sxm", 1, Precision.FP8)].efficiency_source
+    # the same figures otherwise: only what is said about them differs
+    assert capacities[("amd-part", 1, Precision.FP8)].requests_per_s == pytest.approx(
+        capacities[("h100-sxm", 1, Precision.FP8)].requests_per_s
+    )

@@ -53,6 +53,7 @@ class Case:
     group: str  # which efficiency entry the row informs, e.g. "llama.cpp/gddr" or "training"
     assumptions: tuple[str, ...] = ()
     fitted: bool = True  # False: evaluation only (e.g. run totals that include failures)
+    family: str = ""  # the accelerator family of a serving row (`EfficiencyTable.serving_families`)
 
 
 @dataclass(frozen=True)
@@ -249,6 +250,7 @@ def _inference_case(
         setup.gpu.name,
         setup.group,
         setup.assumptions + extra,
+        family=setup.gpu.family,
     )
 
 

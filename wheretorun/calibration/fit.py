@@ -385,6 +385,8 @@ def fit(cases: Sequence[Case], version: str | None = None) -> FitResult:
     if run_cases:
         table = _fit_whole_run(table, run_cases)
     groups = _serving_groups(cases)
+    families = {case.family for group in groups.values() for case in group if case.family}
+    table = dataclasses.replace(table, serving_families=tuple(sorted(families)))
     rows = {f"{k[0].value}/{k[1].value}": tuple(sorted({c.row_id for c in v})) for k, v in groups.items()}
     rows["training"] = tuple(sorted({c.row_id for c in training_cases}))
     rows["whole-run"] = tuple(sorted({c.row_id for c in run_cases}))

@@ -69,6 +69,13 @@ def _enum(value: ServingEngine | MemoryKind | ComputeDtype) -> str:
     return f"{type(value).__name__}.{value.name}"
 
 
+def _strings(values: tuple[str, ...]) -> str:
+    """A tuple of strings as ruff formats it."""
+    if len(values) == 1:
+        return f"({_quoted(values[0])},)"
+    return f"({', '.join(_quoted(value) for value in values)})"
+
+
 def render(table: EfficiencyTable) -> str:
     lines = [_HEADER, "", f"VERSION = {_quoted(table.version)}", "", "_SERVING = {"]
     for (engine, kind), entry in sorted(table.serving.items()):
@@ -107,6 +114,7 @@ def render(table: EfficiencyTable) -> str:
         f"    allreduce_bus_fraction={_number(table.allreduce_bus_fraction)},",
         f"    provenance={_text(table.provenance, 4)},",
         "    whole_run=_WHOLE_RUN,",
+        f"    serving_families={_strings(table.serving_families)},",
         ")",
         "",
     ]

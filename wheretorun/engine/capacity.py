@@ -269,11 +269,16 @@ def _serving_capacities(
 
 
 def _efficiency_source(request: _Request, spec: AcceleratorSpec) -> str:
-    entry = request.efficiency.serving_for(request.engine, spec.memory_kind)
-    return (
+    table = request.efficiency
+    entry = table.serving_for(request.engine, spec.memory_kind)
+    source = (
         f"throughput and latency use the {request.engine.value} serving efficiency on "
         f"{spec.memory_kind.value} memory: {entry.provenance}"
     )
+    if table.serving_families and spec.family not in table.serving_families:
+        measured = ", ".join(table.serving_families)
+        source += f"; no serving measurement of a {spec.family} accelerator is in the fit (only {measured})"
+    return source
 
 
 def _key(request: _Request, ids: Sequence[str], configs: _Configs, row: int) -> tuple[str, int, Precision]:

@@ -107,6 +107,8 @@ class EfficiencyTable:
     allreduce_bus_fraction: float
     provenance: str = ""
     whole_run: WholeRunEfficiency | None = None  # None: no whole-run calibration (tests, partial fits)
+    # the accelerator families with a measured serving row in the fit; empty: not known (tests)
+    serving_families: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check_fraction(self.allreduce_bus_fraction, "allreduce_bus_fraction")

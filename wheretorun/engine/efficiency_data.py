@@ -196,4 +196,5 @@ DEFAULT_EFFICIENCY = EfficiencyTable(
         "notes"
     ),
     whole_run=_WHOLE_RUN,
+    serving_families=("ada", "ampere", "apple-m2", "blackwell", "hopper"),
 )
