@@ -88,6 +88,45 @@ def test_the_base_covers_the_quiet_hours_and_the_api_the_busy_one() -> None:
     assert solution.plan.total_usd < min(plan.total_usd for plan in inputs.plans)
 
 
+def _quiet_base_and_busy_api() -> HybridInputs:
+    """A base unit at half the API's price for the hours it serves (the test above)."""
+    demand = _demand()
+    hours = 12 * 730.0
+    unit_cost, api_per_rps_hour = 0.5 * hours, 1.0
+    api_total = float((demand.rates_rps @ demand.group_hours).sum()) * api_per_rps_hour
+    return HybridInputs(
+        bases=(_server(_plan(OptionKind.OWNED, 10 * unit_cost), unit_cost),),
+        bursts=(
+            BurstOption(_plan(OptionKind.HOSTED_API, api_total), "api", True, 0.0, 0.0, api_per_rps_hour),
+        ),
+    )
+
+
+def test_a_mix_found_at_the_solvers_time_limit_says_it_is_not_proven_the_cheapest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """HiGHS stops at the time limit with the best mix found so far; how far it got depends on the
+    machine's load, so the plan must say its mix is not proven the cheapest. The solver's own
+    answer is kept; only its status is made the time limit's, as a busy machine would return it."""
+    import scipy.optimize
+
+    solved = solve_hybrid(_quiet_base_and_busy_api(), _demand(), NO_STAFF, Constraints())
+    assert solved is not None
+    assert not solved.pure
+    assert hybrid.TIME_LIMIT_RISK not in solved.plan.risks
+    real_milp = scipy.optimize.milp
+
+    def stopped_at_the_limit(*args: object, **kwargs: object) -> scipy.optimize.OptimizeResult:
+        result = real_milp(*args, **kwargs)
+        return scipy.optimize.OptimizeResult({**result, "status": 1})
+
+    monkeypatch.setattr(scipy.optimize, "milp", stopped_at_the_limit)
+    stopped = solve_hybrid(_quiet_base_and_busy_api(), _demand(), NO_STAFF, Constraints())
+    assert stopped is not None
+    assert stopped.plan.total_usd == solved.plan.total_usd
+    assert hybrid.TIME_LIMIT_RISK in stopped.plan.risks
+
+
 def test_staff_of_a_hybrid_base_scales_with_its_accelerators() -> None:
     """Issue 13: staff is max(minimum, accelerators / 250 FTE) in the hybrid too. One base unit of
     100 accelerators needs 100 / 250 = 0.4 FTE x $18,000 = $7,200 a month, above the owned minimum of

@@ -79,10 +79,23 @@ from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import Constraints, OptionKind
 
-__all__ = ["BaseOption", "BurstOption", "HybridInputs", "HybridPartValue", "HybridSolution", "solve_hybrid"]
+__all__ = [
+    "TIME_LIMIT_RISK",
+    "BaseOption",
+    "BurstOption",
+    "HybridInputs",
+    "HybridPartValue",
+    "HybridSolution",
+    "solve_hybrid",
+]
 
 _MIP_GAP = 1e-6
-_TIME_LIMIT_S = 1.0  # a guard against pathological inputs; pure plans still guard the answer
+_TIME_LIMIT_S = 1.0  # a guard against pathological inputs; a mix found at the limit says so (TIME_LIMIT_RISK)
+_TIME_LIMIT_STATUS = 1  # scipy.optimize.milp: "Iteration or time limit reached"
+TIME_LIMIT_RISK = (
+    f"the mixed-integer program stopped at its {_TIME_LIMIT_S:g} s time limit: this mix is the best it "
+    "found, not proven the cheapest, and the same request may find another on a busier or quieter machine"
+)
 _NOISE_USD = 0.01  # less than a cent in a variable's cost is the solver's rounding, not a real amount
 _ONE_STAGE_BURST_INTEGERS = 24  # above this many whole-instance burst variables, solve in two stages
 
@@ -170,6 +183,8 @@ class _Program:
     upper: list[float] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     rows: list[tuple[dict[int, float], float, float]] = field(default_factory=list)
+    # True once a solve stopped at the time limit with a mix found but not proven the cheapest
+    stopped_at_time_limit: bool = False
 
     def var(self, cost: float, tag: str, *, integer: bool, upper: float = math.inf) -> int:
         self.cost.append(cost)
@@ -207,7 +222,11 @@ class _Program:
             bounds=Bounds(*self._bounds(fixed or {})),
             options={"mip_rel_gap": _MIP_GAP, "time_limit": _TIME_LIMIT_S},
         )
-        return None if result.x is None else np.asarray(result.x, dtype=np.float64)
+        if result.x is None:
+            return None
+        if result.status == _TIME_LIMIT_STATUS:
+            self.stopped_at_time_limit = True
+        return np.asarray(result.x, dtype=np.float64)
 
     def _bounds(self, fixed: dict[int, float]) -> tuple[FloatArray, FloatArray]:
         lower = np.zeros(len(self.cost))
@@ -599,6 +618,8 @@ def _plan(
     lead = max((inputs.bases[i].available_from_month for i in used if inputs.bases[i].owned), default=0)
     if lead:
         risks.insert(0, f"hardware lead time {lead} months: the bursts serve everything until delivery")
+    if builder.program.stopped_at_time_limit:
+        risks.insert(0, TIME_LIMIT_RISK)
     total = sum(line.usd for line in lines)
     capital = sum(inputs.bases[i].capital_usd_per_unit * units[i] for i in used)
     return CostedCandidate(
