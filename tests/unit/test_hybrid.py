@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from tests.unit.recommend_catalog import P5, TOGETHER_70B, snapshot
 from wheretorun.engine import DEFAULT_EFFICIENCY, hybrid
+from wheretorun.engine import recommend as recommend_module
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.costs.candidate import CostedCandidate, Line
 from wheretorun.engine.costs.demand import ServingDemand
@@ -125,6 +126,28 @@ def test_a_mix_found_at_the_solvers_time_limit_says_it_is_not_proven_the_cheapes
     assert stopped is not None
     assert stopped.plan.total_usd == solved.plan.total_usd
     assert hybrid.TIME_LIMIT_RISK in stopped.plan.risks
+
+
+def test_no_mix_found_before_the_time_limit_leaves_the_pure_plan_and_says_a_mix_is_not_ruled_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """HiGHS can stop at its time limit before it finds any mix: the cheapest pure plan stands,
+    flagged, and the answer's note says a cheaper mix is not ruled out (not that none exists)."""
+    import scipy.optimize
+
+    real_milp = scipy.optimize.milp
+
+    def nothing_in_time(*args: object, **kwargs: object) -> scipy.optimize.OptimizeResult:
+        return scipy.optimize.OptimizeResult({**real_milp(*args, **kwargs), "status": 1, "x": None})
+
+    monkeypatch.setattr(scipy.optimize, "milp", nothing_in_time)
+    inputs = _quiet_base_and_busy_api()
+    stopped = solve_hybrid(inputs, _demand(), NO_STAFF, Constraints())
+    assert stopped is not None
+    assert stopped.pure
+    assert stopped.stopped_at_time_limit
+    assert stopped.plan is min(inputs.plans, key=lambda plan: plan.total_usd)
+    assert "a cheaper mix is not ruled out" in recommend_module._pure_hybrid_note(stopped)
 
 
 def test_staff_of_a_hybrid_base_scales_with_its_accelerators() -> None:

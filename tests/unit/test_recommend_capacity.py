@@ -12,7 +12,7 @@ from wheretorun.engine.capacity import max_batch, serving_capacities
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import RejectReason
-from wheretorun.engine.specs import AcceleratorSpec
+from wheretorun.engine.specs import AcceleratorSpec, MemoryKind
 
 
 def _capacities(model, precisions, ttft=2000.0, tpot=60.0):  # type: ignore[no-untyped-def]
@@ -95,17 +95,30 @@ def test_without_targets_a_replica_runs_as_full_as_memory_and_the_engine_allow()
     assert max_batch(ServingEngine.VLLM, L4) == 256
 
 
-def test_a_capacity_on_a_family_never_measured_serving_says_so() -> None:
-    """The serving fit has rows of NVIDIA's Hopper, Ampere, Ada and Blackwell parts and none of
-    AMD's: the MI300X row (inf124) runs AMD's own vLLM fork, which has no engine profile. A
-    capacity estimated on an AMD part says its factors were never checked on one; an H100's
-    does not."""
-    assert {"hopper", "ampere", "ada", "blackwell"} <= set(DEFAULT_EFFICIENCY.serving_families)
-    assert "cdna3" not in DEFAULT_EFFICIENCY.serving_families
-    amd_like = dataclasses.replace(H100, name="an AMD-family part", family="cdna3")
+@pytest.mark.parametrize(
+    ("family", "memory_kind", "measured"),
+    [
+        ("hopper", MemoryKind.HBM, True),
+        ("Hopper", MemoryKind.HBM, True),  # a request may spell a family in capitals
+        ("cdna3", MemoryKind.HBM, False),  # AMD: the one MI300X row runs a vLLM fork with no profile
+        ("blackwell", MemoryKind.GDDR, False),  # Blackwell is measured on B200's HBM only
+        ("ampere", MemoryKind.UNIFIED, False),  # Jetson's memory: no row
+    ],
+)
+def test_a_capacity_on_a_family_and_memory_never_measured_serving_says_so(
+    family: str, memory_kind: MemoryKind, measured: bool
+) -> None:
+    """The serving fit has rows of NVIDIA Ampere (HBM, GDDR), Hopper (HBM), Ada (GDDR),
+    Blackwell (HBM) and Apple M2 (unified memory) parts, and none of AMD's. A capacity estimated
+    on a family and memory kind never measured says its factors were never checked on one; the
+    figures themselves are the same."""
+    assert {"hopper/hbm", "ampere/hbm", "ada/gddr", "blackwell/hbm"} <= set(
+        DEFAULT_EFFICIENCY.serving_families
+    )
+    part = dataclasses.replace(H100, name="a part", family=family, memory_kind=memory_kind)
     capacities = serving_capacities(
         LLAMA_70B,
-        [("h100-sxm", H100), ("amd-part", amd_like)],
+        [("h100-sxm", H100), ("part", part)],
         [Precision.FP8],
         engine=ServingEngine.VLLM,
         input_tokens=1000,
@@ -113,10 +126,7 @@ def test_a_capacity_on_a_family_never_measured_serving_says_so() -> None:
         ttft_ms=2000.0,
         tpot_ms=60.0,
     )
-    unmeasured = "no serving measurement of a cdna3 accelerator is in the fit"
-    assert unmeasured in capacities[("amd-part", 1, Precision.FP8)].efficiency_source
+    source = capacities[("part", 1, Precision.FP8)].efficiency_source
+    unmeasured = f"no serving measurement of {family.lower()}/{memory_kind.value} is in the fit"
+    assert (unmeasured in source) is not measured, source
     assert "no serving measurement" not in capacities[("h100-sxm", 1, Precision.FP8)].efficiency_source
-    # the same figures otherwise: only what is said about them differs
-    assert capacities[("amd-part", 1, Precision.FP8)].requests_per_s == pytest.approx(
-        capacities[("h100-sxm", 1, Precision.FP8)].requests_per_s
-    )

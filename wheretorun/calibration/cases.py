@@ -28,6 +28,7 @@ from wheretorun.engine import (
     estimate_training,
     weights_bytes,
 )
+from wheretorun.engine.efficiency import serving_family
 from wheretorun.engine.specs import AcceleratorSpec
 
 __all__ = ["Case", "Metric", "Skipped", "build_cases"]
@@ -53,7 +54,8 @@ class Case:
     group: str  # which efficiency entry the row informs, e.g. "llama.cpp/gddr" or "training"
     assumptions: tuple[str, ...] = ()
     fitted: bool = True  # False: evaluation only (e.g. run totals that include failures)
-    family: str = ""  # the accelerator family of a serving row (`EfficiencyTable.serving_families`)
+    # a serving row's accelerator family and memory kind, "hopper/hbm" (`EfficiencyTable.serving_families`)
+    family: str = ""
 
 
 @dataclass(frozen=True)
@@ -250,7 +252,7 @@ def _inference_case(
         setup.gpu.name,
         setup.group,
         setup.assumptions + extra,
-        family=setup.gpu.family,
+        family=serving_family(setup.gpu),
     )
 
 

@@ -69,11 +69,17 @@ def _enum(value: ServingEngine | MemoryKind | ComputeDtype) -> str:
     return f"{type(value).__name__}.{value.name}"
 
 
-def _strings(values: tuple[str, ...]) -> str:
-    """A tuple of strings as ruff formats it."""
-    if len(values) == 1:
-        return f"({_quoted(values[0])},)"
-    return f"({', '.join(_quoted(value) for value in values)})"
+_LINE_LENGTH = 110  # pyproject.toml's ruff line-length: the file is written as ruff formats it
+
+
+def _strings_field(name: str, values: tuple[str, ...]) -> list[str]:
+    """`name=(...)`, a keyword argument holding a tuple of strings, as ruff formats it: on one line
+    when it fits, else one string per line."""
+    quoted = [_quoted(value) for value in values]
+    one_line = f"    {name}=({quoted[0]},)," if len(quoted) == 1 else f"    {name}=({', '.join(quoted)}),"
+    if len(one_line) <= _LINE_LENGTH:
+        return [one_line]
+    return [f"    {name}=(", *(f"        {value}," for value in quoted), "    ),"]
 
 
 def render(table: EfficiencyTable) -> str:
@@ -114,7 +120,7 @@ def render(table: EfficiencyTable) -> str:
         f"    allreduce_bus_fraction={_number(table.allreduce_bus_fraction)},",
         f"    provenance={_text(table.provenance, 4)},",
         "    whole_run=_WHOLE_RUN,",
-        f"    serving_families={_strings(table.serving_families)},",
+        *_strings_field("serving_families", table.serving_families),
         ")",
         "",
     ]

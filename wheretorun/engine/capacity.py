@@ -39,7 +39,7 @@ import numpy as np
 
 from wheretorun.engine.config import ServingEngine
 from wheretorun.engine.costs.arrays import BoolArray, IntArray
-from wheretorun.engine.efficiency import EfficiencyTable
+from wheretorun.engine.efficiency import EfficiencyTable, serving_family
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import RejectReason
@@ -275,9 +275,10 @@ def _efficiency_source(request: _Request, spec: AcceleratorSpec) -> str:
         f"throughput and latency use the {request.engine.value} serving efficiency on "
         f"{spec.memory_kind.value} memory: {entry.provenance}"
     )
-    if table.serving_families and spec.family not in table.serving_families:
+    family = serving_family(spec)
+    if table.serving_families and family not in table.serving_families:
         measured = ", ".join(table.serving_families)
-        source += f"; no serving measurement of a {spec.family} accelerator is in the fit (only {measured})"
+        source += f"; no serving measurement of {family} is in the fit (only {measured})"
     return source
 
 

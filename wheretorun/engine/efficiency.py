@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from wheretorun.engine.config import ServingEngine
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.precision import ComputeDtype
-from wheretorun.engine.specs import MemoryKind
+from wheretorun.engine.specs import AcceleratorSpec, MemoryKind
 from wheretorun.engine.whole_run import WholeRunEfficiency
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "ServingEfficiency",
     "TrainingEfficiency",
     "TrainingScaling",
+    "serving_family",
 ]
 
 ANY_FAMILY = "*"
@@ -107,7 +108,8 @@ class EfficiencyTable:
     allreduce_bus_fraction: float
     provenance: str = ""
     whole_run: WholeRunEfficiency | None = None  # None: no whole-run calibration (tests, partial fits)
-    # the accelerator families with a measured serving row in the fit; empty: not known (tests)
+    # the accelerator families, each on its memory kind ("hopper/hbm", `serving_family`), with a
+    # measured serving row in the fit; empty: not known (tests)
     serving_families: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -139,3 +141,10 @@ class EfficiencyTable:
             if key in self.training:
                 return key
         raise InvalidSpec("precision", f"no training efficiency data for {dtype.value}")
+
+
+def serving_family(spec: AcceleratorSpec) -> str:
+    """An accelerator's family on its memory kind, as `EfficiencyTable.serving_families` lists
+    them: "hopper/hbm", "blackwell/gddr" (lower case, as a request may spell the family)."""
+    memory = spec.memory_kind.value if spec.memory_kind is not None else "unknown"
+    return f"{spec.family.lower()}/{memory}"

@@ -196,5 +196,12 @@ DEFAULT_EFFICIENCY = EfficiencyTable(
         "notes"
     ),
     whole_run=_WHOLE_RUN,
-    serving_families=("ada", "ampere", "apple-m2", "blackwell", "hopper"),
+    serving_families=(
+        "ada/gddr",
+        "ampere/gddr",
+        "ampere/hbm",
+        "apple-m2/unified",
+        "blackwell/hbm",
+        "hopper/hbm",
+    ),
 )

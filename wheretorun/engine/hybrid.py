@@ -65,6 +65,7 @@ the pure plan is returned when HiGHS stops within its gap above it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -159,6 +160,8 @@ class HybridSolution:
     pure: bool
     parts: tuple[HybridPartValue, ...]
     base_utilisation: float | None
+    # HiGHS stopped at its time limit: a pure answer does not rule out a cheaper mix
+    stopped_at_time_limit: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,11 +225,9 @@ class _Program:
             bounds=Bounds(*self._bounds(fixed or {})),
             options={"mip_rel_gap": _MIP_GAP, "time_limit": _TIME_LIMIT_S},
         )
-        if result.x is None:
-            return None
         if result.status == _TIME_LIMIT_STATUS:
             self.stopped_at_time_limit = True
-        return np.asarray(result.x, dtype=np.float64)
+        return None if result.x is None else np.asarray(result.x, dtype=np.float64)
 
     def _bounds(self, fixed: dict[int, float]) -> tuple[FloatArray, FloatArray]:
         lower = np.zeros(len(self.cost))
@@ -432,7 +433,9 @@ def solve_hybrid(
     builder.add_budgets()
     solution = _solve(builder)
     if solution is None:
-        return None
+        # no mix found in time: the pure plan stands, and the answer says a mix is not ruled out
+        stopped = builder.program.stopped_at_time_limit
+        return dataclasses.replace(cheapest_pure, stopped_at_time_limit=True) if stopped else None
     return _result(builder, periods, solution)
 
 
@@ -518,7 +521,7 @@ def _result(builder: _Builder, periods: list[_Period], solution: FloatArray) -> 
     if not used or len(options) == 1 or total >= pure.plan.total_usd:
         # No base, one source alone, or a mix no cheaper than a pure plan: the pure plan is the answer
         # (the program's one-source cost leaves out the pure plans' minimum serving replica).
-        return pure
+        return dataclasses.replace(pure, stopped_at_time_limit=program.stopped_at_time_limit)
     parts = [
         HybridPartValue(
             "base",

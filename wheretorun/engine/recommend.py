@@ -102,7 +102,7 @@ def recommend(
     if hybrid is not None and not hybrid.pure:
         ranked = _ranked([*ranked, hybrid.plan])
     elif hybrid is not None:
-        context.notes.append(f"hybrid: no mix of base and burst capacity beats {hybrid.plan.label} alone")
+        context.notes.append(_pure_hybrid_note(hybrid))
     best_ranked = _best_per_option(ranked)
     rows = _shortlist(ranked, best_ranked)
     # plans are written from here on: those shown, the first two (the rationale compares with
@@ -138,6 +138,15 @@ def recommend(
         candidates_evaluated=found.evaluated,
         binding_constraints=binding,
     )
+
+
+def _pure_hybrid_note(hybrid: HybridSolution) -> str:
+    if hybrid.stopped_at_time_limit:
+        return (
+            f"hybrid: the mixed-integer program stopped at its time limit without a mix cheaper than "
+            f"{hybrid.plan.label} alone; a cheaper mix is not ruled out"
+        )
+    return f"hybrid: no mix of base and burst capacity beats {hybrid.plan.label} alone"
 
 
 def _hosted_models(workload: Workload) -> set[str]:
