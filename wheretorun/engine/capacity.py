@@ -254,12 +254,16 @@ def _serving_capacities(
     final = _Columns.of(request.sweep(configs.take(rows), best)) if len(rows) else None
     at_one = _Columns.of(first)
     feasible = {int(row): (int(best[k]), k) for k, row in enumerate(rows)}
+    sources: dict[int, str] = {}  # per accelerator: the same for all its rows
     for row in range(len(configs)):
         key = _key(request, ids, configs, row)
         if final is not None and row in feasible:
             concurrency, k = feasible[row]
             runs = _runs(request, configs, row)
-            source = _efficiency_source(request, request.accelerators[int(configs.accelerator[row])])
+            accelerator = int(configs.accelerator[row])
+            if accelerator not in sources:
+                sources[accelerator] = _efficiency_source(request, request.accelerators[accelerator])
+            source = sources[accelerator]
             capacities[key] = _capacity(request, key, runs, at_one, row, final, k, concurrency, source)
         else:
             capacities[key] = _infeasible(

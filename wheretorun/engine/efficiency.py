@@ -146,5 +146,4 @@ class EfficiencyTable:
 def serving_family(spec: AcceleratorSpec) -> str:
     """An accelerator's family on its memory kind, as `EfficiencyTable.serving_families` lists
     them: "hopper/hbm", "blackwell/gddr" (lower case, as a request may spell the family)."""
-    memory = spec.memory_kind.value if spec.memory_kind is not None else "unknown"
-    return f"{spec.family.lower()}/{memory}"
+    return f"{spec.family.lower()}/{spec.memory_kind.value}"

@@ -90,8 +90,8 @@ def _usage(plan: CostedCandidate) -> str:
         if plan.headroom > 10:
             parts.append("the capacity is more than ten times the busiest hour's demand")
         else:
-            spare = plan.headroom / (1 + plan.headroom)
             times = 1 + plan.headroom
+            spare = plan.headroom / times
             parts.append(
                 f"the capacity is {times:.2f} x the busiest hour's demand ({spare:.0%} of it spare then)"
             )

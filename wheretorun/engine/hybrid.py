@@ -186,7 +186,7 @@ class _Program:
     upper: list[float] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     rows: list[tuple[dict[int, float], float, float]] = field(default_factory=list)
-    # True once a solve stopped at the time limit with a mix found but not proven the cheapest
+    # True once a solve stopped at the time limit, with a mix not proven the cheapest or none
     stopped_at_time_limit: bool = False
 
     def var(self, cost: float, tag: str, *, integer: bool, upper: float = math.inf) -> int:

@@ -125,7 +125,7 @@ class TrainingEstimate:
     # figure for the accelerator: the time above leaves that communication out (a note says so)
     communication_priced: bool = True
     # where the utilisation behind the time comes from: the family's own fit (its rows and
-    # error), or what stands in for a family with no calibration rows (EfficiencyTable.training_for)
+    # error), or what stands in for a family with no fit (EfficiencyTable.training_key)
     efficiency_source: str = ""
 
 
@@ -325,9 +325,8 @@ def _utilisation(
     key = table.training_key(family, dtype)
     base = table.training[key]
     half = table.training_scaling.hidden_half_size
-    return base.hardware_flops_fraction * model.hidden_size / (model.hidden_size + half), _efficiency_source(
-        family, config.precision, key, base.provenance
-    )
+    utilisation = base.hardware_flops_fraction * model.hidden_size / (model.hidden_size + half)
+    return utilisation, _efficiency_source(family, config.precision, key, base.provenance)
 
 
 def _efficiency_source(

@@ -458,7 +458,7 @@ def _owned(
     totals, capex, servers = fleet.totals(demand, bridge) or _each_sized(
         fleet, entries, columns, demand, context, bridge
     )
-    bases: list[tuple[PricedCandidate, str, OwnedUnit, cloud.Layout]] = []
+    bases: list[tuple[PricedCandidate, str, OwnedUnit]] = []
     for entry, entry_columns in zip(entries, columns, strict=True):
         sized: list[tuple[float, int, int]] = []  # (total, precision order, column)
         for order, (precision, column) in enumerate(zip(precisions, entry_columns, strict=True)):
@@ -480,11 +480,11 @@ def _owned(
                 entry, price, tdp, server.layout, model.model_id, demand, a, bridge, chosen
             )
             result.plans.append(plan)
-            bases.append((plan, _base_unit(server.layout, entry), server, server.layout))
+            bases.append((plan, _base_unit(server.layout, entry), server))
     # the hybrid's owned base: the cheapest server (only its plan is written here)
     cheapest = sorted(bases, key=lambda base: (base[0].total_usd, base[1]))[:_BASES_PER_KIND]
-    for plan, unit_name, server, layout in cheapest:
-        result.bases.append(_owned_base(plan.written(), unit_name, server, layout, a))
+    for plan, unit_name, server in cheapest:
+        result.bases.append(_owned_base(plan.written(), unit_name, server, a))
 
 
 def _each_sized(
@@ -564,9 +564,8 @@ def _base_unit(layout: cloud.Layout, entry: AcceleratorEntry) -> str:
     return f"server of {layout.accelerators} x {entry.id} ({layout.capacity.precision.value})"
 
 
-def _owned_base(
-    plan: CostedCandidate, unit_name: str, unit: OwnedUnit, layout: cloud.Layout, a: Assumptions
-) -> BaseOption:
+def _owned_base(plan: CostedCandidate, unit_name: str, unit: OwnedUnit, a: Assumptions) -> BaseOption:
+    layout = unit.layout
     return BaseOption(
         plan=plan,
         unit=unit_name,
