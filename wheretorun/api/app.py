@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 from fastapi import FastAPI
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
@@ -95,6 +96,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.state.session_factory = make_session_factory(engine)
     app.state.snapshots = SnapshotCache(settle=True)
     app.state.metrics = Metrics()
+    app.state.engine_turns = anyio.CapacityLimiter(1)  # deps.in_engine_thread
     app.state.redis = redis_client
     install_error_handlers(app)
     _install_middleware(app, settings, redis_client)

@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from wheretorun.api.deps import SessionDep, SnapshotsDep
+from wheretorun.api.deps import SessionDep, SnapshotsDep, in_engine_thread
 from wheretorun.services import recommendations, snapshot_recommendations
 from wheretorun.services.recommendation_reads import AssumptionRead, RecommendationRead
 from wheretorun.services.recommendation_schemas import RecommendationCreate
@@ -22,19 +22,25 @@ INVALID: dict[int | str, dict[str, Any]] = {
 
 
 @router.post("", operation_id="create_recommendation", response_model=RecommendationRead, responses=INVALID)
-def create_recommendation(
+async def create_recommendation(
     session: SessionDep, snapshots: SnapshotsDep, request: Request, body: RecommendationCreate
 ) -> Response:
     """Compare hosted APIs, cloud rental, owned hardware, local GPUs and a hybrid plan for the
     workload; answer the ranked options, the rejected candidates grouped by rule, the break-even
     between the top options, the assumptions used and the catalog version."""
-    result = recommendations.recommend_for(session, body, snapshots)
-    request.app.state.metrics.candidates_evaluated.observe(result.candidates_evaluated)
-    # written here, in the worker thread, as the declared `response_model` would write it: FastAPI
-    # would otherwise check the model again in a second thread hop, then write ~50 KB of JSON on
-    # the event loop (bench/load_test.py, 2026-12-05). A returned Response is sent as it is: a
-    # header or status set by a dependency would not be merged in (none sets one here)
-    return Response(result.model_dump_json(by_alias=True), media_type="application/json")
+
+    def answer() -> tuple[str, int]:
+        result = recommendations.recommend_for(session, body, snapshots)
+        # written here, in the worker thread, as the declared `response_model` would write it:
+        # FastAPI would otherwise check the model again and write ~50 KB of JSON on the event
+        # loop (bench/load_test.py, 2026-12-05)
+        return result.model_dump_json(by_alias=True), result.candidates_evaluated
+
+    content, evaluated = await in_engine_thread(request, answer)
+    request.app.state.metrics.candidates_evaluated.observe(evaluated)
+    # a returned Response is sent as it is: a header or status set by a dependency would not be
+    # merged in (none sets one here)
+    return Response(content, media_type="application/json")
 
 
 @router.get(

@@ -1,0 +1,83 @@
+"""`deps.in_engine_thread`: recommendations take turns, one at a time per app (worker process),
+in a worker thread; the requests waiting their turn wait on the event loop, which still answers
+a probe meanwhile.
+
+Two CPU-bound recommendations in one process never ran in parallel (the GIL), only interleaved
+every 5 ms, at ~10% more CPU each (bench/load_test.py, 2026-12-05)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+from sqlalchemy import Engine
+
+from wheretorun.api.app import create_app
+from wheretorun.api.routers import recommendations as recommendations_router
+from wheretorun.settings import Settings
+
+BODY = yaml.safe_load((Path(__file__).resolve().parents[2] / "examples" / "tiny-prototype.yaml").read_text())
+
+
+@dataclass
+class _Answer:
+    """What the route reads of a recommendation."""
+
+    candidates_evaluated: int
+
+    def model_dump_json(self, by_alias: bool) -> str:
+        return '{"options": []}'
+
+
+class _TrackedEngine:
+    """Stands in for `recommend_for`: holds its thread for a while, counting how many run at once
+    and on which threads."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running = 0
+        self.most_at_once = 0
+        self.threads: set[int] = set()
+        self.calls = 0
+
+    def __call__(self, session: Any, body: Any, snapshots: Any) -> _Answer:
+        with self.lock:
+            self.running += 1
+            self.calls += 1
+            self.most_at_once = max(self.most_at_once, self.running)
+            self.threads.add(threading.get_ident())
+        time.sleep(0.05)
+        with self.lock:
+            self.running -= 1
+        return _Answer(candidates_evaluated=1)
+
+
+@pytest.mark.anyio
+async def test_recommendations_take_turns_and_a_probe_is_answered_meanwhile(
+    seeded_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine_stand_in = _TrackedEngine()
+    monkeypatch.setattr(recommendations_router.recommendations, "recommend_for", engine_stand_in)
+    # four handler slots: the turns, not the slots, are what keeps them apart
+    app = create_app(Settings(auto_seed=False, max_concurrent_requests=4), engine=seeded_engine)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        requests = [asyncio.create_task(client.post("/v1/recommendations", json=BODY)) for _ in range(4)]
+        await asyncio.sleep(0.02)
+        started = time.perf_counter()
+        probe = await client.get("/healthz")
+        probe_seconds = time.perf_counter() - started
+        answers = await asyncio.gather(*requests)
+    assert [answer.status_code for answer in answers] == [200] * 4
+    assert engine_stand_in.calls == 4
+    assert engine_stand_in.most_at_once == 1
+    assert threading.get_ident() not in engine_stand_in.threads  # never on the event loop's thread
+    assert probe.status_code == 200
+    assert probe_seconds < 0.15  # not behind the ~0.2 s of queued recommendations
