@@ -24,7 +24,6 @@ from tests.import_support import TEST_ACTOR, edit_rows, scaled, shipped_text
 from wheretorun.api import deps
 from wheretorun.api.app import create_app
 from wheretorun.api.inprocess import InProcessClient
-from wheretorun.api.routers import estimates as estimates_router
 from wheretorun.pricing.imports import ImportSpec, import_content
 from wheretorun.pricing.models import CatalogVersion
 from wheretorun.pricing.overrides import OverrideSpec, create_override
@@ -85,10 +84,10 @@ def served(sqlite_file_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> I
         traced.statements.append(args[2])
 
     event.listen(engine, "before_cursor_execute", record)
-    for module in (estimates_router, deps):  # the handler's and the session's worker-thread hops
-        monkeypatch.setattr(
-            module, "run_in_threadpool", _counting(module.__name__, traced.hops, module.run_in_threadpool)
-        )
+    # the database path's and the session's worker-thread hops (`deps.memory_or_database`)
+    monkeypatch.setattr(
+        deps, "run_in_threadpool", _counting(deps.__name__, traced.hops, deps.run_in_threadpool)
+    )
     try:
         with InProcessClient(app) as client:
             yield Served(app=app, client=client, engine=engine, traced=traced)
@@ -123,7 +122,7 @@ def test_a_repeated_estimate_is_answered_from_memory_with_the_same_body(
 ) -> None:
     first = served.estimate(kind, body)
     assert served.traced.statements  # the catalog read
-    assert estimates_router.__name__ in served.traced.hops  # the handler in a worker thread
+    assert served.traced.hops  # the database path in a worker thread
     repeated = served.estimate(kind, body)
     assert served.traced.from_memory, served.traced
     assert repeated == first
