@@ -1,9 +1,9 @@
 """`deps.in_engine_thread`: recommendations take turns, one at a time per app (worker process),
-in a worker thread; the requests waiting their turn wait on the event loop, which still answers
-a probe meanwhile.
+in a worker thread; the requests waiting their turn wait for the app's `engine_turns` limiter on
+the event loop, not in threads.
 
 Two CPU-bound recommendations in one process never ran in parallel (the GIL), only interleaved
-every 5 ms, at ~10% more CPU each (bench/load_test.py, 2026-12-05)."""
+every 5 ms, at 9-11% more CPU each (one uvicorn worker, wrk, 2026-12-05)."""
 
 from __future__ import annotations
 
@@ -37,10 +37,11 @@ class _Answer:
 
 
 class _TrackedEngine:
-    """Stands in for `recommend_for`: holds its thread for a while, counting how many run at once
-    and on which threads."""
+    """Stands in for `recommend_for`: holds its thread until released, counting how many run at
+    once and on which threads."""
 
     def __init__(self) -> None:
+        self.release = threading.Event()
         self.lock = threading.Lock()
         self.running = 0
         self.most_at_once = 0
@@ -53,31 +54,34 @@ class _TrackedEngine:
             self.calls += 1
             self.most_at_once = max(self.most_at_once, self.running)
             self.threads.add(threading.get_ident())
-        time.sleep(0.05)
+        self.release.wait(timeout=10)
         with self.lock:
             self.running -= 1
         return _Answer(candidates_evaluated=1)
 
 
 @pytest.mark.anyio
-async def test_recommendations_take_turns_and_a_probe_is_answered_meanwhile(
+async def test_recommendations_take_turns_waiting_on_the_event_loop(
     seeded_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine_stand_in = _TrackedEngine()
     monkeypatch.setattr(recommendations_router.recommendations, "recommend_for", engine_stand_in)
     # four handler slots: the turns, not the slots, are what keeps them apart
     app = create_app(Settings(auto_seed=False, max_concurrent_requests=4), engine=seeded_engine)
+    turns = app.state.engine_turns
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         requests = [asyncio.create_task(client.post("/v1/recommendations", json=BODY)) for _ in range(4)]
-        await asyncio.sleep(0.02)
-        started = time.perf_counter()
+        deadline = time.monotonic() + 5
+        while turns.statistics().tasks_waiting < 3 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        waiting, running = turns.statistics().tasks_waiting, engine_stand_in.running
         probe = await client.get("/healthz")
-        probe_seconds = time.perf_counter() - started
+        engine_stand_in.release.set()
         answers = await asyncio.gather(*requests)
+    assert (waiting, running) == (3, 1)  # one in its thread, three waiting for their turn
     assert [answer.status_code for answer in answers] == [200] * 4
     assert engine_stand_in.calls == 4
     assert engine_stand_in.most_at_once == 1
     assert threading.get_ident() not in engine_stand_in.threads  # never on the event loop's thread
     assert probe.status_code == 200
-    assert probe_seconds < 0.15  # not behind the ~0.2 s of queued recommendations

@@ -1,6 +1,8 @@
-"""`get_session`, the request's session: a write is committed before the response starts, a handler
-that raises leaves nothing written, and a request that never touches the database runs no SQL,
-takes no worker thread to end a transaction, and leaves none open.
+"""`get_session`, the request's session, and `memory_or_database`, which owns one the same way for
+the handlers that need the database only sometimes: a write is committed before the response
+starts, a handler that raises leaves nothing written, a commit that fails is answered 500, and a
+request that never touches the database runs no SQL, takes no worker thread to end a
+transaction, and leaves none open.
 
 The app's sessions are bound to an engine over an SQLite file of the test's own, so commits and
 rollbacks are real; routes of the test's own, added to the app, do the writing.
@@ -13,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import Engine, event, text
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -49,7 +52,7 @@ class _RowsAtResponseStart:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def sending(message: Message) -> None:
-            if message["type"] == "http.response.start" and scope["path"].startswith("/test/write"):
+            if message["type"] == "http.response.start" and "/test/write" in scope["path"]:
                 self.seen.rows_at_response_start.append(_rows(self.engine))
             await send(message)
 
@@ -71,21 +74,42 @@ def served(sqlite_file_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> I
         connection.execute(text("CREATE TABLE probe (note TEXT NOT NULL)"))
     seen = Seen()
 
-    def write(session: SessionDep) -> dict[str, str]:
+    def insert(session: Session) -> dict[str, str]:
         session.execute(text("INSERT INTO probe (note) VALUES ('written')"))
         return {"status": "written"}
 
-    def write_then_fail(session: SessionDep) -> dict[str, str]:
+    def insert_then_fail(session: Session) -> dict[str, str]:
         session.execute(text("INSERT INTO probe (note) VALUES ('to be rolled back')"))
         raise InvalidInput("body.note", "refused after the write")
 
-    async def untouched(session: SessionDep) -> dict[str, str]:
+    def insert_then_fail_to_commit(session: Session) -> dict[str, str]:
+        def refuse() -> None:
+            raise IntegrityError("COMMIT", None, Exception("refused by the database"))
+
+        session.commit = refuse  # type: ignore[method-assign]
+        return insert(session)
+
+    def untouched(session: Session) -> dict[str, str]:
         seen.sessions.append(session)
         return {"status": "untouched"}
 
-    app.add_api_route("/test/write", write, methods=["POST"])
-    app.add_api_route("/test/write-then-fail", write_then_fail, methods=["POST"])
-    app.add_api_route("/test/untouched", untouched, methods=["GET"])
+    # each case twice: through the `SessionDep` dependency, and through `memory_or_database`
+    # (the database path in a worker thread; `untouched` answered from memory on the event loop)
+    for path, work in (
+        ("/test/write", insert),
+        ("/test/write-then-fail", insert_then_fail),
+        ("/test/write-then-fail-to-commit", insert_then_fail_to_commit),
+    ):
+        app.add_api_route(f"/dependency{path}", _with_dependency(work), methods=["POST"])
+        app.add_api_route(f"/memory-or-database{path}", _memory_or_database(None, work), methods=["POST"])
+
+    async def untouched_dependency(session: SessionDep) -> dict[str, str]:
+        return untouched(session)
+
+    app.add_api_route("/dependency/test/untouched", untouched_dependency, methods=["GET"])
+    app.add_api_route(
+        "/memory-or-database/test/untouched", _memory_or_database(untouched, insert), methods=["GET"]
+    )
     app.add_middleware(_RowsAtResponseStart, engine=engine, seen=seen)
 
     def record(*args: Any) -> None:
@@ -95,7 +119,7 @@ def served(sqlite_file_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> I
     real: Callable[..., Any] = run_in_threadpool
 
     async def hop(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        seen.hops.append(getattr(function, "__name__", repr(function)))
+        seen.hops.append(getattr(function, "__qualname__", repr(function)))
         return await real(function, *args, **kwargs)
 
     monkeypatch.setattr(deps, "run_in_threadpool", hop)
@@ -106,16 +130,40 @@ def served(sqlite_file_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> I
         engine.dispose()
 
 
-def test_a_write_is_committed_before_the_response_starts(served: Served) -> None:
-    response = served.client.post("/test/write")
+def _with_dependency(work: Callable[[Session], dict[str, str]]) -> Callable[..., dict[str, str]]:
+    def route(session: SessionDep) -> dict[str, str]:
+        return work(session)
+
+    return route
+
+
+def _memory_or_database(
+    from_memory: Callable[[Session], dict[str, str]] | None,
+    from_database: Callable[[Session], dict[str, str]],
+) -> Callable[..., Any]:
+    async def route(request: Request) -> dict[str, str]:
+        return await deps.memory_or_database(request, from_memory or (lambda session: None), from_database)
+
+    return route
+
+
+OWNERS = ["/dependency", "/memory-or-database"]
+
+
+@pytest.mark.parametrize("owner", OWNERS)
+def test_a_write_is_committed_before_the_response_starts(served: Served, owner: str) -> None:
+    response = served.client.post(f"{owner}/test/write")
     assert response.status_code == 200, response.text
     assert served.seen.rows_at_response_start == [1]
     assert served.seen.hops  # the commit ran in a worker thread
+    if owner == "/memory-or-database":
+        assert any(hop.endswith(".insert") for hop in served.seen.hops), served.seen.hops  # the work too
     assert served.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
 
 
-def test_a_handler_that_raises_after_writing_leaves_nothing_written(served: Served) -> None:
-    response = served.client.post("/test/write-then-fail")
+@pytest.mark.parametrize("owner", OWNERS)
+def test_a_handler_that_raises_after_writing_leaves_nothing_written(served: Served, owner: str) -> None:
+    response = served.client.post(f"{owner}/test/write-then-fail")
     assert response.status_code == 422, response.text
     assert response.json()["errors"][0]["field"] == "body.note"
     assert served.seen.rows_at_response_start == [0]
@@ -123,12 +171,24 @@ def test_a_handler_that_raises_after_writing_leaves_nothing_written(served: Serv
     assert served.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("owner", OWNERS)
+def test_a_commit_that_fails_is_answered_500_and_leaves_nothing_written(served: Served, owner: str) -> None:
+    response = served.client.post(f"{owner}/test/write-then-fail-to-commit")
+    assert response.status_code == 500, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    assert served.seen.rows_at_response_start == [0]
+    assert _rows(served.engine) == 0
+    assert served.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("owner", OWNERS)
 def test_a_request_that_never_touches_the_database_runs_no_sql_and_leaves_no_transaction(
-    served: Served,
+    served: Served, owner: str
 ) -> None:
     served.seen.statements.clear()
-    response = served.client.get("/test/untouched")
+    response = served.client.get(f"{owner}/test/untouched")
     assert response.status_code == 200, response.text
+    assert response.json() == {"status": "untouched"}  # from memory: the database path never ran
     assert served.seen.statements == []
     assert served.seen.hops == []  # nothing to commit, roll back or give back
     [session] = served.seen.sessions

@@ -141,11 +141,11 @@ async def in_engine_thread(request: Request, work: Callable[[], T]) -> T:
 
     The GIL runs one thread's Python at a time, so two recommendations in one process never ran
     in parallel: they took turns every 5 ms (the interpreter's switch interval), each evicting the
-    other's data from the CPU caches. One at a time, a recommendation cost 12% less CPU and the
-    worker answered 10% more of them (three paired runs, one worker, 8 connections,
+    other's data from the CPU caches. One at a time, a recommendation cost 9-11% less CPU and the
+    worker answered 5-9% more of them (three paired runs, one worker, 8 connections,
     bench/load_test.py's body; 2026-12-05), and each waits its turn instead of finishing late.
-    The handler slots (`max_concurrent_requests`) still bound what else runs: a catalog read on
-    PostgreSQL waits on the network, not on this."""
+    A request waiting its turn still holds its handler slot (`max_concurrent_requests`, 2 by
+    default): with two recommendations in flight, other requests wait for a slot as before."""
     limiter: anyio.CapacityLimiter = request.app.state.engine_turns
     return await anyio.to_thread.run_sync(work, limiter=limiter)
 
