@@ -5,11 +5,14 @@ each endpoint's requests/s as a share of the bare endpoint's (issue 14's side-by
     .venv/bin/python bench/load_test.py [--seconds 60] [--runs 3] [--concurrency 32] [--workers 2] [--vary]
 
 Not run in CI. Seeds an SQLite catalog in a temporary directory (or uses `DATABASE_URL`), starts
-`uvicorn --factory wheretorun.api.app:create_app --workers N` on 127.0.0.1 on a free port (default
-settings, as the issue ran it), waits for `/readyz`, warms it up for 5 s, then posts
-`examples/tiny-prototype.yaml` as JSON on `--concurrency` connections for `--seconds`, `--runs`
-times; then an inference estimate (llama-3.1-8b on an H100 at concurrency 8) the same way; then
-the same against `bare_app` below (the recommendation's path and body, parsed, a constant answer).
+`uvicorn --factory wheretorun.api.app:create_app --workers N` and `bare_app` below (the
+recommendation's path and body, parsed, a constant answer) under the same settings (default
+settings, as the issue ran it), each on 127.0.0.1 on a free port, waits for `/readyz`, and warms
+each endpoint up for 5 s. Then `--runs` rounds, each of three runs of `--seconds` in turn: post
+`examples/tiny-prototype.yaml` as JSON on `--concurrency` connections, an inference estimate
+(llama-3.1-8b on an H100 at concurrency 8), and the bare endpoint. Both servers run throughout
+(the idle one costs nothing) so that a drift of this shared machine's speed, which moves a run by
+up to ±5% from one minute to the next, weighs on every endpoint alike.
 With `--vary`, the recommendation (and the bare endpoint, posted the same bodies) asks about one
 of 33 volumes in turn (the example's requests per day x 2^(k/4), k = -16..16) instead of one
 body over and over: the engine's memos hold only what does not depend on the volume, and this
@@ -17,8 +20,9 @@ shows it. Prints each run's requests/s, p50/p99 latency, errors (any non-200 or 
 error), the CPU seconds of each worker and the workers' CPU per request (what the ratios come
 down to: the server's CPU is the limit, and a bare request costs ~0.4 ms of it). A run in which
 one worker did most of the work (uvicorn's workers share one listening socket; wrk's connections
-can all land on one) is shown but not counted; the shares are
-the best and the median counted runs against the bare endpoint's.
+can all land on one) is shown but not counted. The shares are the best and the median counted
+runs against the bare endpoint's, and each round's own share (its run against that round's bare
+run) with their median.
 
 The load generator: `wrk` (as the issue measured; `apt-get install wrk`) when it is installed, 2
 threads and `--concurrency` connections, else `--generator httpx`, one Python process of asyncio
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
 import os
@@ -328,65 +333,99 @@ def main() -> None:
             f"{WORKLOAD.name}{f' at {len(bodies)} volumes in turn' if args.vary else ''}, "
             f"database {env['DATABASE_URL'].split('@')[-1]}, load from {args.generator}"
         )
-        runs = [
-            ("recommendation", "wheretorun.api.app:create_app", True, PATH, bodies),
-            ("estimate", "wheretorun.api.app:create_app", True, ESTIMATE_PATH, [ESTIMATE]),
-            ("bare FastAPI", "bench.load_test:bare_app", False, PATH, bodies),
+        endpoints = [
+            Endpoint("recommendation", "app", PATH, bodies),
+            Endpoint("estimate", "app", ESTIMATE_PATH, [ESTIMATE]),
+            Endpoint("bare FastAPI", "bare", PATH, bodies),
         ]
-        results: dict[str, list[Result | WrkResult]] = {}
-        for name, app, factory, path, payload in runs:
-            log = Path(workdir) / f"{name.split()[0]}.log"
-            with uvicorn_server(app, args.workers, env, log, factory=factory) as (base, pid):
-                warm_up(base, path, payload, args.concurrency, Path(workdir), args.generator)
-                results[name] = []
-                for _ in range(args.runs):
-                    before = worker_cpu_seconds(pid)
-                    if args.generator == "wrk":
-                        result: Result | WrkResult = drive_wrk(
-                            base, path, payload, args.seconds, args.concurrency, Path(workdir)
-                        )
-                    else:
-                        result = asyncio.run(
-                            drive(base, path, payload, args.seconds, args.concurrency, args.max_requests)
-                        )
-                    after = worker_cpu_seconds(pid)
-                    used = sorted((after[child] - before.get(child, 0.0) for child in after), reverse=True)
-                    busy = [seconds for seconds in used if seconds >= 0.05]
-                    # with httpx the generator, not the server, is the limit: no worker is saturated
-                    saturating = args.generator == "wrk"
-                    balanced = not saturating or (
-                        len(busy) == args.workers and min(busy) >= _BALANCED * max(busy)
+        results: dict[str, list[Result | WrkResult | None]] = {endpoint.name: [] for endpoint in endpoints}
+        with contextlib.ExitStack() as servers:
+            # both servers run the whole time (an idle one costs nothing), so the endpoints take
+            # turns round by round and a drift of the machine's speed weighs on all of them alike
+            started = {
+                "app": servers.enter_context(
+                    uvicorn_server(
+                        "wheretorun.api.app:create_app", args.workers, env, Path(workdir) / "app.log", True
                     )
-                    shares = "/".join(f"{seconds:.1f}" for seconds in busy)
-                    per_request = sum(used) / result.requests * 1000 if result.requests else math.nan
-                    flag = "" if balanced else "  (unbalanced: not counted)"
-                    print(
-                        f"{result.line(name)}   worker CPU s {shares}   "
-                        f"CPU/request {per_request:.2f} ms{flag}",
-                        flush=True,
-                    )
-                    if balanced:
-                        results[name].append(result)
+                ),
+                "bare": servers.enter_context(
+                    uvicorn_server("bench.load_test:bare_app", args.workers, env, Path(workdir) / "bare.log")
+                ),
+            }
+            for endpoint in endpoints:
+                base, _ = started[endpoint.server]
+                warm_up(base, endpoint.path, endpoint.bodies, args.concurrency, Path(workdir), args.generator)
+            for _ in range(args.runs):
+                for endpoint in endpoints:
+                    base, pid = started[endpoint.server]
+                    results[endpoint.name].append(_measured_run(args, endpoint, base, pid, Path(workdir)))
     _print_shares(results)
     print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 
-def _print_shares(results: dict[str, list[Result | WrkResult]]) -> None:
-    """Each endpoint's best and median balanced run as a share of the bare endpoint's.
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    server: str  # "app" (ours) or "bare"
+    path: str
+    bodies: list[dict[str, Any]]
+
+
+def _measured_run(
+    args: argparse.Namespace, endpoint: Endpoint, base: str, pid: int, workdir: Path
+) -> Result | WrkResult | None:
+    """One run against `endpoint`, printed; None when it was unbalanced (not counted)."""
+    before = worker_cpu_seconds(pid)
+    if args.generator == "wrk":
+        result: Result | WrkResult = drive_wrk(
+            base, endpoint.path, endpoint.bodies, args.seconds, args.concurrency, workdir
+        )
+    else:
+        result = asyncio.run(
+            drive(base, endpoint.path, endpoint.bodies, args.seconds, args.concurrency, args.max_requests)
+        )
+    after = worker_cpu_seconds(pid)
+    used = sorted((after[child] - before.get(child, 0.0) for child in after), reverse=True)
+    busy = [seconds for seconds in used if seconds >= 0.05]
+    # with httpx the generator, not the server, is the limit: no worker is saturated
+    saturating = args.generator == "wrk"
+    balanced = not saturating or (len(busy) == args.workers and min(busy) >= _BALANCED * max(busy))
+    shares = "/".join(f"{seconds:.1f}" for seconds in busy)
+    per_request = sum(used) / result.requests * 1000 if result.requests else math.nan
+    flag = "" if balanced else "  (unbalanced: not counted)"
+    print(
+        f"{result.line(endpoint.name)}   worker CPU s {shares}   CPU/request {per_request:.2f} ms{flag}",
+        flush=True,
+    )
+    return result if balanced else None
+
+
+def _print_shares(results: dict[str, list[Result | WrkResult | None]]) -> None:
+    """Each endpoint's best and median balanced run as a share of the bare endpoint's, and the
+    median of the rounds' own shares (a round: one run of each endpoint, in turn).
 
     A run can land every connection on one worker (uvicorn's workers share one socket), the bare
     endpoint's too, and then measures one worker: only runs in which every worker used at least
     `_BALANCED` of the busiest one's CPU are counted."""
-    if not all(results.values()):
-        print("no balanced run of " + ", ".join(name for name, runs in results.items() if not runs))
+    counted = {name: [run for run in runs if run is not None] for name, runs in results.items()}
+    if not all(counted.values()):
+        print("no balanced run of " + ", ".join(name for name, runs in counted.items() if not runs))
         return
-    rates = {name: sorted(run.rate for run in runs) for name, runs in results.items()}
+    rates = {name: sorted(run.rate for run in runs) for name, runs in counted.items()}
     bare = rates["bare FastAPI"]
     for name in ("estimate", "recommendation"):
         best, median = rates[name][-1], statistics.median(rates[name])
+        rounds = [
+            run.rate / bare_run.rate
+            for run, bare_run in zip(results[name], results["bare FastAPI"], strict=True)
+            if run is not None and bare_run is not None
+        ]
+        listed = ", ".join(f"{share:.1%}" for share in rounds)
+        by_round = f"; by round {listed} (median {statistics.median(rounds):.1%})" if rounds else ""
         print(
             f"{name}: best {best:.1f} req/s = {best / bare[-1]:.1%} of the bare endpoint's best "
             f"({bare[-1]:.1f}); median {median:.1f} = {median / statistics.median(bare):.1%} of its median"
+            f"{by_round}"
         )
 
 
