@@ -345,7 +345,11 @@ def main() -> None:
             started = {
                 "app": servers.enter_context(
                     uvicorn_server(
-                        "wheretorun.api.app:create_app", args.workers, env, Path(workdir) / "app.log", True
+                        "wheretorun.api.app:create_app",
+                        args.workers,
+                        env,
+                        Path(workdir) / "app.log",
+                        factory=True,
                     )
                 ),
                 "bare": servers.enter_context(
@@ -365,6 +369,8 @@ def main() -> None:
 
 @dataclass(frozen=True)
 class Endpoint:
+    """What one run posts, and to which of the two servers."""
+
     name: str
     server: str  # "app" (ours) or "bare"
     path: str
