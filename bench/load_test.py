@@ -11,8 +11,9 @@ settings, as the issue ran it), each on 127.0.0.1 on a free port, waits for `/re
 each endpoint up for 5 s. Then `--runs` rounds, each of three runs of `--seconds` in turn: post
 `examples/tiny-prototype.yaml` as JSON on `--concurrency` connections, an inference estimate
 (llama-3.1-8b on an H100 at concurrency 8), and the bare endpoint. Both servers run throughout
-(the idle one costs nothing) so that a drift of this shared machine's speed, which moves a run by
-up to ±5% from one minute to the next, weighs on every endpoint alike.
+(the idle one used 0.13 CPU-seconds in 20 s, master and 2 workers, 2026-12-05) so that a drift
+of this shared machine's speed (runs of one endpoint a few minutes apart differed by up to 11%,
+2026-12-05) weighs on every endpoint alike.
 With `--vary`, the recommendation (and the bare endpoint, posted the same bodies) asks about one
 of 33 volumes in turn (the example's requests per day x 2^(k/4), k = -16..16) instead of one
 body over and over: the engine's memos hold only what does not depend on the volume, and this

@@ -140,11 +140,12 @@ async def in_engine_thread(request: Request, work: Callable[[], T]) -> T:
     time per worker process; the others wait their turn on the event loop, holding no thread.
 
     The GIL runs one thread's Python at a time, so two recommendations in one process never ran
-    in parallel: they took turns every 5 ms (the interpreter's switch interval), each evicting the
-    other's data from the CPU caches. One at a time, a recommendation cost 9-11% less CPU and the
-    worker answered 5-9% more of them (three paired runs, one worker, 8 connections,
-    bench/load_test.py's body; 2026-12-05); with two workers sharing two cores with the load
-    generator, 1.5% less, within the noise. Each waits its turn instead of finishing late.
+    in parallel: they took turns every 5 ms (the interpreter's switch interval), each probably
+    evicting the other's data from the CPU caches (not measured). One at a time, a recommendation
+    cost 9-11% less CPU and the worker answered 5-9% more of them (three paired runs, one worker,
+    8 connections, bench/load_test.py's body; 2026-12-05); with two workers sharing two cores
+    with the load generator, 1.5% less, within the noise. Each waits its turn instead of
+    finishing late.
     A request waiting its turn still holds its handler slot (`max_concurrent_requests`, 2 by
     default): with two recommendations in flight, other requests wait for a slot as before."""
     limiter: anyio.CapacityLimiter = request.app.state.engine_turns
