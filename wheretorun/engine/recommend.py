@@ -40,6 +40,7 @@ from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.explain import rationale
 from wheretorun.engine.hybrid import HybridSolution, solve_hybrid
 from wheretorun.engine.money import rounded
+from wheretorun.engine.planning.acceptable_models import rows_of_catalog_models
 from wheretorun.engine.planning.batch_candidates import batch_candidates
 from wheretorun.engine.planning.context import Context
 from wheretorun.engine.planning.serving_candidates import serving_candidates
@@ -159,7 +160,7 @@ def _count_suspect(
     """Suspect prices left out count under `suspect_price`: every suspect cloud offer, and the
     suspect hosted prices of the workload's models. When they are used, a note says so."""
     models = _hosted_models(workload)
-    hosted = [p for p in snapshot.suspect_api_prices if p.catalog_model_id in models]
+    hosted = rows_of_catalog_models(snapshot.suspect_api_prices, models)
     if constraints.include_suspect_prices:
         if snapshot.suspect_cloud_offers or hosted:
             context.notes.append(
@@ -265,34 +266,36 @@ def _best_per_option(ranked: Sequence[Candidate]) -> dict[OptionKind, Candidate]
     return best
 
 
-def _same_total(head: Candidate, plan: Candidate) -> bool:
-    """Worth one row: the same option kind from the same provider (for hosted APIs: the same
-    model, whoever resells it) at the same total, within half a percent."""
-    if head.option != plan.option:
-        return False
-    same_source = head.setup.provider == plan.setup.provider or (
-        plan.option == OptionKind.HOSTED_API and head.setup.model_id == plan.setup.model_id
-    )
-    return same_source and abs(plan.total_usd - head.total_usd) <= _SAME_TOTAL * max(abs(head.total_usd), 1.0)
+def _same_total(head_usd: float, total_usd: float) -> bool:
+    """Totals worth one row: within half a percent of the head's (at least half a cent)."""
+    return abs(total_usd - head_usd) <= _SAME_TOTAL * max(abs(head_usd), 1.0)
 
 
 def _fold(plans: Sequence[Candidate]) -> list[tuple[Candidate, list[str]]]:
-    """Ranked plans with those of the same kind, provider and total folded into the first."""
+    """Ranked plans with those of the same option kind from the same provider (for hosted APIs:
+    or the same model, whoever resells it) at the same total (`_same_total`) folded into the
+    first such row."""
     rows: list[tuple[Candidate, list[str]]] = []
-    # the rows a plan may fold into (`_same_total` needs its kind and provider, or model for
-    # hosted APIs), so each plan is compared with those rows only
-    by_source: dict[tuple[OptionKind, str, str | None], list[int]] = {}
+    # the rows a plan may fold into, by source (kind and provider, or kind and model), as
+    # (head's total, row index) in row order: each plan is compared with those rows only
+    by_source: dict[tuple[OptionKind, str, str | None], list[tuple[float, int]]] = {}
     for plan in plans:
         sources = _fold_sources(plan)
-        candidates = sorted({index for source in sources for index in by_source.get(source, ())})
-        head = next((rows[index] for index in candidates if _same_total(rows[index][0], plan)), None)
+        total = plan.total_usd
+        found = (_first_same_total(by_source.get(source, ()), total) for source in sources)
+        head = min((index for index in found if index is not None), default=None)
         if head is None:
             for source in sources:
-                by_source.setdefault(source, []).append(len(rows))
+                by_source.setdefault(source, []).append((total, len(rows)))
             rows.append((plan, []))
         else:
-            head[1].append(plan.label)
+            rows[head][1].append(plan.label)
     return rows
+
+
+def _first_same_total(heads: Sequence[tuple[float, int]], total_usd: float) -> int | None:
+    """The index of the first row in `heads` ((total, index) pairs) at the same total, if any."""
+    return next((index for head_usd, index in heads if _same_total(head_usd, total_usd)), None)
 
 
 def _fold_sources(plan: Candidate) -> list[tuple[OptionKind, str, str | None]]:

@@ -183,10 +183,11 @@ def serving_hours(
     )
     instances = ceil_array(replicas / per_instance[:, None, None])
     hours = demand.group_hours[None, None, :]
+    monthly_peak = instances.max(axis=2)
     return ServingHours(
         autoscaled=(instances * hours).sum(axis=(1, 2)),
-        always_on=instances.max(axis=2).sum(axis=1) * demand.hours_per_month,
-        peak_instances=instances.max(axis=(1, 2)),
+        always_on=monthly_peak.sum(axis=1) * demand.hours_per_month,
+        peak_instances=monthly_peak.max(axis=1),
         served_capacity_hours=(instances * per_instance[:, None, None] * hours).sum(axis=(1, 2)),
     )
 

@@ -15,7 +15,13 @@ from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.memo import RecentResults
 from wheretorun.engine.specs import ModelArchitecture
 
-__all__ = ["AcceptableModels", "SelfHosted", "acceptable_models", "clear_price_index"]
+__all__ = [
+    "AcceptableModels",
+    "SelfHosted",
+    "acceptable_models",
+    "clear_price_index",
+    "rows_of_catalog_models",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +65,23 @@ def acceptable_models(
 
 
 _INDEXES: RecentResults[dict[str, tuple[int, ...]]] = RecentResults(kept=4)
+_CATALOG_MODEL_INDEXES: RecentResults[dict[str, tuple[int, ...]]] = RecentResults(kept=4)
+
+
+def rows_of_catalog_models(prices: tuple[ApiPriceOffer, ...], models: set[str]) -> list[ApiPriceOffer]:
+    """The rows of `prices` whose `catalog_model_id` is one of `models`, in table order; the
+    positions of each catalog model's rows are remembered per price table (the suspect prices,
+    ~1,400 rows, are read for one or two models per request)."""
+
+    def index() -> dict[str, tuple[int, ...]]:
+        found: dict[str, list[int]] = {}
+        for position, row in enumerate(prices):
+            if row.catalog_model_id is not None:
+                found.setdefault(row.catalog_model_id, []).append(position)
+        return {name: tuple(positions) for name, positions in found.items()}
+
+    by_model = _CATALOG_MODEL_INDEXES.get((prices,), None, index)
+    return [prices[position] for position in sorted(p for model in models for p in by_model.get(model, ()))]
 
 
 def _rows_by_name(prices: tuple[ApiPriceOffer, ...]) -> dict[str, tuple[int, ...]]:
@@ -77,8 +100,9 @@ def _rows_by_name(prices: tuple[ApiPriceOffer, ...]) -> dict[str, tuple[int, ...
 
 
 def clear_price_index() -> None:
-    """Forget the remembered index of price rows by model name."""
+    """Forget the remembered indexes of price rows by model name."""
     _INDEXES.clear()
+    _CATALOG_MODEL_INDEXES.clear()
 
 
 def _why_not_self_hosted(entry: ModelEntry) -> str:
