@@ -1,0 +1,151 @@
+"""Machine instructions per recommendation: a measure of the work a request does that, unlike
+time, does not move with a shared machine's speed.
+
+    .venv/bin/python bench/instructions.py [--requests 30] [--examples tiny-prototype ...] [--against DIR]
+
+Needs valgrind (`apt-get install valgrind`). Seeds an SQLite catalog in a temporary directory,
+then for each example workload starts a child Python under valgrind's callgrind with
+instrumentation off, which builds the catalog snapshot and answers the example 10 times (imports,
+snapshot and the engine's memos are not counted), then waits; the parent turns instrumentation
+on (`callgrind_control -i on`) and the child answers `--requests` more, as the API does
+(`recommend_for` and the answer written as JSON bytes), and exits. Instructions counted over
+those requests / `--requests` = instructions per request. With `PYTHONHASHSEED=0` two runs of the
+same code print the same figure (2026-12-05: 38.10M twice for the 8B prototype, 17.51M twice for
+the on-prem example), where CPU time on this machine drifts by 10% from one minute to the next;
+so a change of 1-3%, invisible in `recommend_latency.py` or `load_test.py`, shows here.
+
+`--against DIR`: the same for the checkout in DIR too (e.g. `git worktree add /tmp/before HEAD~1`),
+printed side by side with the change in percent.
+
+Instructions are not time: a cache miss costs many cycles and no instruction, so work that
+touches much memory (numpy's small temporaries, a large answer) weighs more in time than here.
+Under valgrind a request runs ~50x slower: each example takes about a minute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+_WARM_UP = 10
+_READY_TIMEOUT_S = 600
+
+
+def _child(database: str, example: Path, requests: int, ready: Path) -> None:
+    """Runs under valgrind: warm up, say so, wait for instrumentation, then answer `requests`."""
+    import yaml
+    from pydantic import TypeAdapter
+
+    from wheretorun.db import create_db_engine, make_session_factory
+    from wheretorun.pricing.snapshot import SnapshotCache
+    from wheretorun.services.recommendation_reads import RecommendationRead
+    from wheretorun.services.recommendation_schemas import RecommendationCreate
+    from wheretorun.services.recommendations import recommend_for
+
+    sessions = make_session_factory(create_db_engine(database))
+    snapshots = SnapshotCache(settle=True)  # as the API keeps it
+    answer = TypeAdapter(RecommendationRead)
+    body = RecommendationCreate.model_validate(yaml.safe_load(example.read_text(encoding="utf-8")))
+
+    def one() -> None:
+        with sessions() as session:  # a session per request, as the API opens one
+            answer.dump_json(recommend_for(session, body, snapshots), by_alias=True)
+
+    for _ in range(_WARM_UP):
+        one()
+    ready.write_text("ready", encoding="utf-8")
+    while ready.exists():  # the parent removes it once instrumentation is on
+        time.sleep(0.05)
+    for _ in range(requests):
+        one()
+
+
+def _measure(checkout: Path, database: str, example: Path, requests: int, workdir: Path) -> float:
+    """Instructions per request of `example` answered by the code in `checkout`."""
+    ready, log = workdir / "ready", workdir / f"callgrind-{example.stem}.log"
+    ready.unlink(missing_ok=True)
+    command = [
+        "valgrind",
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        f"--callgrind-out-file={workdir / 'callgrind.out'}",
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--child",
+        database,
+        str(example),
+        str(requests),
+        str(ready),
+    ]
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(checkout)}
+    with log.open("w", encoding="utf-8") as output:
+        child = subprocess.Popen(command, cwd=checkout, env=env, stdout=output, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + _READY_TIMEOUT_S
+        while not ready.exists():
+            if child.poll() is not None or time.monotonic() > deadline:
+                child.kill()
+                raise RuntimeError(f"the child under valgrind did not get ready; see {log}")
+            time.sleep(0.2)
+        subprocess.run(["callgrind_control", "-i", "on", str(child.pid)], check=True, capture_output=True)
+        ready.unlink()
+        if child.wait() != 0:
+            raise RuntimeError(f"the child under valgrind failed; see {log}")
+    counted = re.search(r"I\s+refs:\s+([\d,]+)", log.read_text(encoding="utf-8"))
+    if counted is None:
+        raise RuntimeError(f"no instruction count in {log}")
+    return int(counted.group(1).replace(",", "")) / requests
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        database, example_file, requests, ready = sys.argv[2:6]
+        _child(database, Path(example_file), int(requests), Path(ready))
+        return
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--requests", type=int, default=30, help="Requests counted per example.")
+    parser.add_argument(
+        "--examples", nargs="*", default=None, help="Example names (default: every file in examples/)."
+    )
+    parser.add_argument("--against", type=Path, default=None, help="Another checkout to measure alike.")
+    args = parser.parse_args()
+    for tool in ("valgrind", "callgrind_control"):
+        if shutil.which(tool) is None:
+            sys.exit(f"{tool} not found: apt-get install valgrind")
+    names = args.examples or sorted(path.stem for path in EXAMPLES.glob("*.yaml"))
+    checkouts = [ROOT] + ([args.against.resolve()] if args.against else [])
+    with tempfile.TemporaryDirectory() as workdir:
+        database = f"sqlite:///{Path(workdir) / 'catalog.db'}"
+        from wheretorun.db import create_db_engine
+        from wheretorun.pricing.bootstrap import prepare_database
+
+        engine = create_db_engine(database)
+        prepare_database(engine)
+        engine.dispose()
+        header = f"{'workload':<26} {'M instructions/request':>23}"
+        if args.against:
+            header += f" {'against':>9} {'change':>8}"
+        print(f"{args.requests} requests counted per example, after {_WARM_UP} not counted\n{header}")
+        for name in names:
+            example = EXAMPLES / f"{name}.yaml"
+            figures = [
+                _measure(checkout, database, example, args.requests, Path(workdir)) for checkout in checkouts
+            ]
+            line = f"{name:<26} {figures[0] / 1e6:>23.2f}"
+            if args.against:
+                line += f" {figures[1] / 1e6:>9.2f} {100 * (figures[0] / figures[1] - 1):>+7.1f}%"
+            print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
