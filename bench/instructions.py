@@ -9,13 +9,16 @@ instrumentation off, which builds the catalog snapshot and answers the example 1
 snapshot and the engine's memos are not counted), then waits; the parent turns instrumentation
 on (`callgrind_control -i on`) and the child answers `--requests` more, as the API does
 (`recommend_for` and the answer written as JSON bytes), and exits. Instructions counted over
-those requests / `--requests` = instructions per request. With `PYTHONHASHSEED=0` two runs of the
-same code print the same figure (2026-12-05: 38.10M twice for the 8B prototype, 17.51M twice for
-the on-prem example), where CPU time on this machine drifts by 10% from one minute to the next;
-so a change of 1-3%, invisible in `recommend_latency.py` or `load_test.py`, shows here.
+those requests / `--requests` = instructions per request (the child leaves with `os._exit`, so
+the interpreter's shutdown is not counted). With `PYTHONHASHSEED=0` two runs of the same code
+agree to 0.1% (2026-12-05: 37.10M and 37.10M for the 8B prototype, 16.53M and 16.51M for the
+on-prem example), where CPU time on this machine drifts by 10% from one minute to the next; so a
+change of 1-3%, invisible in `recommend_latency.py` or `load_test.py`, shows here.
 
 `--against DIR`: the same for the checkout in DIR too (e.g. `git worktree add /tmp/before HEAD~1`),
-printed side by side with the change in percent.
+printed side by side with the change in percent. Both are driven by this script's child, so what
+is measured is `recommend_for` and the answer written as this script writes it; a change in the
+HTTP route itself does not show. Both read the catalog this checkout seeds.
 
 Instructions are not time: a cache miss costs many cycles and no instruction, so work that
 touches much memory (numpy's small temporaries, a large answer) weighs more in time than here.
@@ -67,6 +70,9 @@ def _child(database: str, example: Path, requests: int, ready: Path) -> None:
         time.sleep(0.05)
     for _ in range(requests):
         one()
+    # out at once: the interpreter's shutdown (~40M instructions, about a request's worth,
+    # 2026-12-05) would otherwise be counted with the requests
+    os._exit(0)
 
 
 def _measure(checkout: Path, database: str, example: Path, requests: int, workdir: Path) -> float:
@@ -90,15 +96,19 @@ def _measure(checkout: Path, database: str, example: Path, requests: int, workdi
     with log.open("w", encoding="utf-8") as output:
         child = subprocess.Popen(command, cwd=checkout, env=env, stdout=output, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + _READY_TIMEOUT_S
-        while not ready.exists():
-            if child.poll() is not None or time.monotonic() > deadline:
+        try:
+            while not ready.exists():
+                if child.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the child under valgrind did not get ready; see {log}")
+                time.sleep(0.2)
+            subprocess.run(["callgrind_control", "-i", "on", str(child.pid)], check=True, capture_output=True)
+            ready.unlink()
+            if child.wait(timeout=_READY_TIMEOUT_S) != 0:
+                raise RuntimeError(f"the child under valgrind failed; see {log}")
+        finally:
+            if child.poll() is None:
                 child.kill()
-                raise RuntimeError(f"the child under valgrind did not get ready; see {log}")
-            time.sleep(0.2)
-        subprocess.run(["callgrind_control", "-i", "on", str(child.pid)], check=True, capture_output=True)
-        ready.unlink()
-        if child.wait() != 0:
-            raise RuntimeError(f"the child under valgrind failed; see {log}")
+                child.wait()
     counted = re.search(r"I\s+refs:\s+([\d,]+)", log.read_text(encoding="utf-8"))
     if counted is None:
         raise RuntimeError(f"no instruction count in {log}")

@@ -83,13 +83,25 @@ def test_a_hosted_plan_folds_into_the_first_row_of_its_provider_or_its_model() -
         plan("q-model-y", "q", "y", 100.1),
         plan("q-model-x", "q", "x", 100.2),  # the model of row 0, the provider of row 1: row 0 first
         plan("r-model-z", "r", "z", 100.3),
-        plan("q-model-z", "q", "z", 100.7),  # 0.6% above row 1 (its provider): row 3 (its model)
+        plan("q-model-z", "q", "z", 100.7),  # 0.6% above row 1 (its provider): row 2 (its model)
     ]
     assert [(head.label, folded) for head, folded in _fold(plans)] == [
         ("p-model-x", ["q-model-x"]),
         ("q-model-y", []),
         ("r-model-z", ["q-model-z"]),
     ]
+
+
+def test_half_a_percent_is_of_the_heads_total() -> None:
+    """Within half a percent of the head's total folds; a plan whose own total would admit the
+    head (0.502 <= 0.5% of 100.502, but > 0.5% of 100.0) starts its own row."""
+
+    def plan(label: str, total: float) -> PricedCandidate:
+        setup = Setup(model_id="x", provider="p", accelerator_id="H100")
+        return PricedCandidate(OptionKind.CLOUD, label, setup, total, 12, 0.0, _never_written)
+
+    folded = _fold([plan("head", 100.0), plan("near", 100.5), plan("past", 100.502)])
+    assert [(head.label, labels) for head, labels in folded] == [("head", ["near"]), ("past", [])]
 
 
 def _price(position: int, catalog_model: str | None) -> ApiPriceOffer:

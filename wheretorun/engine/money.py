@@ -16,12 +16,13 @@ CENT = Decimal("0.01")
 FLOAT_DIGITS = 330
 """Digits of the largest finite float (~1.8e308) plus room for the fraction."""
 _WIDE = Context(prec=FLOAT_DIGITS)
+_ZERO = Decimal(0)
 
 
 def rounded(value: float, step: Decimal = CENT) -> Decimal:
     """`value` (finite) rounded half-even to `step`, as an exact Decimal (never -0)."""
     exact = Decimal(value).quantize(step, rounding=ROUND_HALF_EVEN, context=_WIDE)
-    return exact if exact else exact.copy_abs()  # -0 becomes 0 (at the same step)
+    return _WIDE.add(exact, _ZERO)  # + 0 turns -0 into 0
 
 
 _SMALL_UNIT_USD = 0.1  # below ten cents, a cost per unit is written with significant digits
