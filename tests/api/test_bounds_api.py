@@ -558,3 +558,16 @@ def test_a_date_time_is_iso_8601_not_a_number(api: AdminApp) -> None:
     problem = assert_problem(api.client.get("/v1/accelerators?as_of=0.5"), 422)
     assert problem["errors"][0]["field"] == "query.as_of"
     _refused(api, "/v1/scenarios/evaluate", {**SCENARIO, "as_of": 0}, "body.as_of")
+
+
+@pytest.mark.parametrize("fmt", ["svg", "png"])
+def test_a_plan_name_with_control_characters_and_any_script_is_charted(api: AdminApp, fmt: str) -> None:
+    """A name is the client's text (a fuzzed name with U+009A once made a 500 here): it is
+    charted, its control characters left out (every chart kind: tests/unit/test_reports_charts.py)."""
+    plans = [{**HOSTED, "name": "hosted\x9a\x01"}, {**OWNED, "name": "owned 漢字 🚀"}]
+    response = _post(api, f"/v1/scenarios/charts/cost_stack?format={fmt}", {**SCENARIO, "plans": plans})
+    assert response.status_code == 200, response.text
+    if fmt == "svg":
+        assert "owned 漢字 🚀" in response.text
+        assert "\x9a" not in response.text
+        assert "\x01" not in response.text

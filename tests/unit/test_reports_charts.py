@@ -156,3 +156,38 @@ def test_tornado_of_an_unknown_plan_is_an_error() -> None:
 def test_the_format_may_be_a_string() -> None:
     assert cost_stack_chart(evaluate(SCENARIO), "png").startswith(b"\x89PNG")  # type: ignore[arg-type]
     assert b"<svg" in cost_stack_chart(evaluate(SCENARIO), "svg")  # type: ignore[arg-type]
+
+
+STRANGE_NAMES = (
+    "hosted\x9aAPI\x01",
+    "owned 漢字 🚀",
+)  # a C1 and a C0 control; a script and a symbol DejaVu lacks
+
+
+@pytest.mark.parametrize("fmt", [ChartFormat.SVG, ChartFormat.PNG])
+def test_plan_names_any_client_may_send_are_drawn(fmt: ChartFormat) -> None:
+    """A plan name is the client's text: control characters are left out, characters the font
+    lacks are drawn as boxes; every chart renders (warnings are errors in this suite, as a
+    missing glyph's warning was a 500 before)."""
+    hosted, owned = STRANGE_NAMES
+    plans = (
+        Plan(hosted, usage=SCENARIO.plans[0].usage),
+        Plan(owned, opex=SCENARIO.plans[1].opex, capacity=SCENARIO.plans[1].capacity),
+    )
+    scenario = Scenario(plans=plans, traffic=SCENARIO.traffic, assumptions=SCENARIO.assumptions)
+    charts = [
+        break_even_chart(break_even(scenario, hosted, owned), fmt),
+        cost_stack_chart(evaluate(scenario), fmt),
+        tornado_chart(sensitivity(scenario, [SensitivityRange("traffic", 0.5, 1.5)]), owned, fmt),
+        monte_carlo_chart(
+            monte_carlo(scenario, (Distribution("traffic", DistributionKind.LOGNORMAL, 0.5, 2.0),), 200, 1),
+            fmt,
+        ),
+    ]
+    if fmt is ChartFormat.SVG:
+        texts = [svg_texts(chart) for chart in charts]  # well-formed XML: no C0 control left
+        assert "Break-even: hostedAPI vs owned 漢字 🚀" in texts[0]
+        assert "Sensitivity: owned 漢字 🚀" in texts[2]
+        assert not any(char in text for text in texts for char in "\x9a\x01")
+    else:
+        assert all(chart.startswith(b"\x89PNG\r\n\x1a\n") for chart in charts)

@@ -14,6 +14,9 @@ the same bytes.
 from __future__ import annotations
 
 import io
+import threading
+import unicodedata
+import warnings
 from enum import StrEnum
 
 import matplotlib
@@ -21,6 +24,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter
 
 from wheretorun.engine.finance import (
@@ -106,15 +110,33 @@ def _figure(width: float, height: float) -> Figure:
     return figure
 
 
+_DRAWING = threading.Lock()
+
+
 def _render(figure: Figure, title: str, fmt: ChartFormat) -> bytes:
-    """The figure as bytes in `fmt`; the SVG keeps its text as text and carries no date."""
+    """The figure as bytes in `fmt`; the SVG keeps its text as text and carries no date.
+
+    Plan names are the user's text: control characters, which no font draws, are left out, and
+    a character the font lacks (a script DejaVu Sans does not cover) is drawn as a box without
+    the warning matplotlib gives for it. The warnings filter is process-wide state, so charts
+    are drawn one at a time (CPU-bound under the GIL, they would take turns anyway)."""
+    for text in figure.findobj(Text):
+        text.set_text(_drawable(text.get_text()))
+    title = _drawable(title)
     buffer = io.BytesIO()
-    if ChartFormat(fmt) is ChartFormat.SVG:
-        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "wheretorun"}):
-            figure.savefig(buffer, format="svg", metadata={"Title": title, "Date": None})
-    else:
-        figure.savefig(buffer, format="png", dpi=_PNG_DPI, metadata={"Title": title})
+    with _DRAWING, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from font", category=UserWarning)
+        if ChartFormat(fmt) is ChartFormat.SVG:
+            with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "wheretorun"}):
+                figure.savefig(buffer, format="svg", metadata={"Title": title, "Date": None})
+        else:
+            figure.savefig(buffer, format="png", dpi=_PNG_DPI, metadata={"Title": title})
     return buffer.getvalue()
+
+
+def _drawable(text: str) -> str:
+    """`text` without control characters (a line break stays: titles use it)."""
+    return "".join(char for char in text if char == "\n" or unicodedata.category(char) != "Cc")
 
 
 def _style(axes: Axes) -> None:
