@@ -26,6 +26,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from scratch_databases import seeded_sqlite_url
+
 ROOT = Path(__file__).resolve().parent.parent
 
 _VOLUME_STEPS = (-9, -5, -2, 3, 7, 11)
@@ -63,25 +65,13 @@ def workloads() -> list[tuple[str, dict[str, Any]]]:
 
 def digests(database: str, bodies: list[dict[str, Any]]) -> list[str]:
     """The SHA-256 of each body's answer, by the code on sys.path."""
-    from pydantic import TypeAdapter
+    from recommendation_answers import answering
 
-    from wheretorun.db import create_db_engine, make_session_factory
-    from wheretorun.pricing.snapshot import SnapshotCache
-    from wheretorun.services.recommendation_reads import RecommendationRead
     from wheretorun.services.recommendation_schemas import RecommendationCreate
-    from wheretorun.services.recommendations import recommend_for
 
-    sessions = make_session_factory(create_db_engine(database))
-    snapshots = SnapshotCache()
-    answer = TypeAdapter(RecommendationRead)
-    found = []
-    for body in bodies:
-        with sessions() as session:
-            written = answer.dump_json(
-                recommend_for(session, RecommendationCreate.model_validate(body), snapshots)
-            )
-        found.append(hashlib.sha256(_AS_OF.sub(b'"as_of":"-"', written)).hexdigest())
-    return found
+    answer = answering(database)
+    written = (answer(RecommendationCreate.model_validate(body)) for body in bodies)
+    return [hashlib.sha256(_AS_OF.sub(b'"as_of":"-"', answer_json)).hexdigest() for answer_json in written]
 
 
 def main() -> None:
@@ -94,14 +84,7 @@ def main() -> None:
     )
     parser.add_argument("--against", type=Path, default=None, help="Another checkout to compare with.")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as workdir:
-        database = f"sqlite:///{Path(workdir) / 'catalog.db'}"
-        from wheretorun.db import create_db_engine
-        from wheretorun.pricing.bootstrap import prepare_database
-
-        engine = create_db_engine(database)
-        prepare_database(engine)
-        engine.dispose()
+    with tempfile.TemporaryDirectory() as workdir, seeded_sqlite_url() as database:
         named = workloads()
         names, bodies = [name for name, _ in named], [body for _, body in named]
         ours = digests(database, bodies)

@@ -11,13 +11,14 @@ on (`callgrind_control -i on`) and the child answers `--requests` more, as the A
 (`recommend_for` and the answer written as JSON bytes), and exits. Instructions counted over
 those requests / `--requests` = instructions per request (the child leaves with `os._exit`, so
 the interpreter's shutdown is not counted). With `PYTHONHASHSEED=0` two runs of the same code
-agree to 0.1% (2026-12-05: 37.10M and 37.10M for the 8B prototype, 16.53M and 16.51M for the
-on-prem example), where CPU time on this machine drifts by 10% from one minute to the next; so a
-change of 1-3%, invisible in `recommend_latency.py` or `load_test.py`, shows here.
+agree to 0.1% (2026-12-05: 37.13M twice for the 8B prototype, 16.54M twice for the on-prem
+example; 16.53M and 16.51M in two earlier runs), where CPU time on this machine drifts by 10%
+from one minute to the next; so a change of 1-3%, invisible in `recommend_latency.py` or
+`load_test.py`, shows here.
 
 `--against DIR`: the same for the checkout in DIR too (e.g. `git worktree add /tmp/before HEAD~1`),
 printed side by side with the change in percent. Both are driven by this script's child, so what
-is measured is `recommend_for` and the answer written as this script writes it; a change in the
+is measured is `recommend_for` and the answer as `recommendation_answers.py` writes it; a change in the
 HTTP route itself does not show. Both read the catalog this checkout seeds.
 
 Instructions are not time: a cache miss costs many cycles and no instruction, so work that
@@ -37,6 +38,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from scratch_databases import seeded_sqlite_url
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 _WARM_UP = 10
@@ -46,22 +49,15 @@ _READY_TIMEOUT_S = 600
 def _child(database: str, example: Path, requests: int, ready: Path) -> None:
     """Runs under valgrind: warm up, say so, wait for instrumentation, then answer `requests`."""
     import yaml
-    from pydantic import TypeAdapter
+    from recommendation_answers import answering
 
-    from wheretorun.db import create_db_engine, make_session_factory
-    from wheretorun.pricing.snapshot import SnapshotCache
-    from wheretorun.services.recommendation_reads import RecommendationRead
     from wheretorun.services.recommendation_schemas import RecommendationCreate
-    from wheretorun.services.recommendations import recommend_for
 
-    sessions = make_session_factory(create_db_engine(database))
-    snapshots = SnapshotCache(settle=True)  # as the API keeps it
-    answer = TypeAdapter(RecommendationRead)
+    answer = answering(database, settle=True)  # settled, as the API keeps its snapshot
     body = RecommendationCreate.model_validate(yaml.safe_load(example.read_text(encoding="utf-8")))
 
     def one() -> None:
-        with sessions() as session:  # a session per request, as the API opens one
-            answer.dump_json(recommend_for(session, body, snapshots), by_alias=True)
+        answer(body)
 
     for _ in range(_WARM_UP):
         one()
@@ -134,14 +130,7 @@ def main() -> None:
             sys.exit(f"{tool} not found: apt-get install valgrind")
     names = args.examples or sorted(path.stem for path in EXAMPLES.glob("*.yaml"))
     checkouts = [ROOT] + ([args.against.resolve()] if args.against else [])
-    with tempfile.TemporaryDirectory() as workdir:
-        database = f"sqlite:///{Path(workdir) / 'catalog.db'}"
-        from wheretorun.db import create_db_engine
-        from wheretorun.pricing.bootstrap import prepare_database
-
-        engine = create_db_engine(database)
-        prepare_database(engine)
-        engine.dispose()
+    with tempfile.TemporaryDirectory() as workdir, seeded_sqlite_url() as database:
         header = f"{'workload':<26} {'M instructions/request':>23}"
         if args.against:
             header += f" {'against':>9} {'change':>8}"

@@ -13,6 +13,7 @@ from pathlib import Path
 from sqlalchemy import Engine, text
 
 from wheretorun.db import create_db_engine
+from wheretorun.pricing.bootstrap import prepare_database
 
 DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 
@@ -25,6 +26,15 @@ def scratch_sqlite() -> Iterator[Engine]:
             yield engine
         finally:
             engine.dispose()
+
+
+@contextmanager
+def seeded_sqlite_url() -> Iterator[str]:
+    """The URL of a scratch SQLite file migrated and seeded with the shipped catalog, for benches
+    whose child processes open it themselves."""
+    with scratch_sqlite() as engine:
+        prepare_database(engine)
+        yield engine.url.render_as_string(hide_password=False)
 
 
 @contextmanager

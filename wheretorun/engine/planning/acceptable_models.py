@@ -7,7 +7,7 @@ can be served by a hosted API row whose `catalog_model_id` or own `model_id` is 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from wheretorun.engine.catalog import ApiPriceOffer, CatalogSnapshot, ModelEntry
@@ -42,9 +42,7 @@ def acceptable_models(
 ) -> AcceptableModels:
     """Resolve `names`; unknown names are noted, and no known name at all is an InvalidSpec."""
     wanted = set(names)
-    by_name = _rows_by_name(snapshot.api_prices)
-    positions = sorted({position for name in wanted for position in by_name.get(name, ())})
-    rows = [snapshot.api_prices[position] for position in positions]
+    rows = _rows_named(snapshot.api_prices, _served_names, wanted)
     hosted_rows = tuple(
         (row, row.catalog_model_id if row.catalog_model_id in wanted else row.model_id) for row in rows
     )
@@ -64,45 +62,48 @@ def acceptable_models(
     )
 
 
-_INDEXES: RecentResults[dict[str, tuple[int, ...]]] = RecentResults(kept=4)
-_CATALOG_MODEL_INDEXES: RecentResults[dict[str, tuple[int, ...]]] = RecentResults(kept=4)
+_INDEXES: RecentResults[dict[str, tuple[int, ...]]] = RecentResults(kept=8)
+
+
+def _served_names(row: ApiPriceOffer) -> set[str | None]:
+    """The names a request may give a row by: its catalog model id or its hosted model id."""
+    return {row.catalog_model_id, row.model_id}
+
+
+def _catalog_model(row: ApiPriceOffer) -> set[str | None]:
+    """The catalog model a row serves, if the catalog knows it."""
+    return {row.catalog_model_id}
+
 
 
 def rows_of_catalog_models(prices: tuple[ApiPriceOffer, ...], models: set[str]) -> list[ApiPriceOffer]:
-    """The rows of `prices` whose `catalog_model_id` is one of `models`, in table order; the
-    positions of each catalog model's rows are remembered per price table (the suspect prices,
-    ~1,400 rows, are read for one or two models per request)."""
+    """The rows of `prices` whose `catalog_model_id` is one of `models`, in table order (the
+    suspect prices, ~1,400 rows, are read for one or two models per request)."""
+    return _rows_named(prices, _catalog_model, models)
+
+
+def _rows_named(
+    prices: tuple[ApiPriceOffer, ...], names_of: Callable[[ApiPriceOffer], set[str | None]], wanted: set[str]
+) -> list[ApiPriceOffer]:
+    """The rows of `prices` that `names_of` names one of `wanted`, in table order. The positions
+    of each name's rows are remembered per price table and naming: a request asks for one or two
+    names of thousands of rows."""
 
     def index() -> dict[str, tuple[int, ...]]:
         found: dict[str, list[int]] = {}
         for position, row in enumerate(prices):
-            if row.catalog_model_id is not None:
-                found.setdefault(row.catalog_model_id, []).append(position)
-        return {name: tuple(positions) for name, positions in found.items()}
-
-    by_model = _CATALOG_MODEL_INDEXES.get((prices,), None, index)
-    return [prices[position] for position in sorted(p for model in models for p in by_model.get(model, ()))]
-
-
-def _rows_by_name(prices: tuple[ApiPriceOffer, ...]) -> dict[str, tuple[int, ...]]:
-    """Positions of the price rows that serve each name (a catalog model id or a hosted model
-    id), remembered per catalog: a request asks for one or two of ~3,500 rows."""
-
-    def index() -> dict[str, tuple[int, ...]]:
-        found: dict[str, list[int]] = {}
-        for position, row in enumerate(prices):
-            for name in {row.catalog_model_id, row.model_id}:
+            for name in names_of(row):
                 if name is not None:
                     found.setdefault(name, []).append(position)
         return {name: tuple(positions) for name, positions in found.items()}
 
-    return _INDEXES.get((prices,), None, index)
+    by_name = _INDEXES.get((prices,), names_of, index)
+    return [prices[position] for position in sorted({p for name in wanted for p in by_name.get(name, ())})]
 
 
 def clear_price_index() -> None:
     """Forget the remembered indexes of price rows by model name."""
     _INDEXES.clear()
-    _CATALOG_MODEL_INDEXES.clear()
 
 
 def _why_not_self_hosted(entry: ModelEntry) -> str:
