@@ -75,7 +75,6 @@ def _catalog_model(row: ApiPriceOffer) -> set[str | None]:
     return {row.catalog_model_id}
 
 
-
 def rows_of_catalog_models(prices: tuple[ApiPriceOffer, ...], models: set[str]) -> list[ApiPriceOffer]:
     """The rows of `prices` whose `catalog_model_id` is one of `models`, in table order (the
     suspect prices, ~1,400 rows, are read for one or two models per request)."""
