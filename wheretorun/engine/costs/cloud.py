@@ -45,7 +45,7 @@ from wheretorun.engine import spot_reclaims
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import REPLICA_SIZES, CapacityTable, ReplicaCapacity
 from wheretorun.engine.catalog import CloudOffer
-from wheretorun.engine.costs.arrays import FloatArray, ceil_array
+from wheretorun.engine.costs.arrays import CEIL_TOLERANCE, FloatArray
 from wheretorun.engine.costs.candidate import CostedCandidate, Line, PricedCandidate, lines_total
 from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
 from wheretorun.engine.costs.staff import staff_lines
@@ -163,14 +163,11 @@ class ServingHours:
     autoscaled: FloatArray
     always_on: FloatArray
     peak_instances: FloatArray
-    served_capacity_hours: FloatArray  # replica-capacity-hours paid while autoscaled (for utilisation)
 
     def row(self, index: int) -> ServingHours:
         """The hours of sizing `index` alone (as `serving_hours` of that sizing would give)."""
         at = slice(index, index + 1)
-        return ServingHours(
-            self.autoscaled[at], self.always_on[at], self.peak_instances[at], self.served_capacity_hours[at]
-        )
+        return ServingHours(self.autoscaled[at], self.always_on[at], self.peak_instances[at])
 
 
 def serving_hours(
@@ -178,17 +175,45 @@ def serving_hours(
 ) -> ServingHours:
     """Instances needed hour group by hour group, summed three ways (see the module docstring)."""
     rates = demand.rates_rps[None, :, :]
-    replicas = (
-        np.maximum(ceil_array(rates / planned_rps[:, None, None]), minimum_replicas) + demand.redundancy
-    )
-    instances = ceil_array(replicas / per_instance[:, None, None])
-    hours = demand.group_hours[None, None, :]
-    monthly_peak = instances.max(axis=2)
+    instances = _instances(rates, planned_rps, per_instance, demand.redundancy, minimum_replicas)
+    return _summed_hours(instances, demand)
+
+
+def _instances(
+    rates: FloatArray,
+    planned_rps: FloatArray,
+    per_instance: FloatArray,
+    redundancy: int,
+    minimum_replicas: int,
+) -> FloatArray:
+    """Instances per (sizing, month, hour group) for `rates` (1 or N, months, groups) and N sizings:
+    max(ceil(rates / planned), minimum) + redundancy replicas, ceil(replicas / per instance).
+
+    `ceil_array` written out in place on one array, its floor of 0 for the replicas left to
+    `minimum_replicas` (max(max(x, 0), m) is max(x, m) for m >= 0): the same figures in 9 array
+    operations instead of 10 and 1 new array instead of 10 (with `_summed_hours`, 2.7% of the
+    prototype's instructions per request and 3.7% of the 70B chat's, 2026-12-05)."""
+    assert minimum_replicas >= 0, "a negative minimum would need the floor of 0"
+    replicas = rates / planned_rps[:, None, None]
+    replicas -= CEIL_TOLERANCE
+    np.ceil(replicas, out=replicas)
+    np.maximum(replicas, minimum_replicas, out=replicas)
+    replicas += redundancy
+    instances = replicas  # divided in place
+    instances /= per_instance[:, None, None]
+    instances -= CEIL_TOLERANCE
+    np.ceil(instances, out=instances)
+    return np.maximum(instances, 0.0, out=instances)
+
+
+def _summed_hours(instances: FloatArray, demand: ServingDemand) -> ServingHours:
+    """`instances` (sizings, months, hour groups) summed over the horizon three ways; by the
+    reductions themselves (what `.sum` and `.max` call, without their Python wrappers)."""
+    monthly_peak = np.maximum.reduce(instances, axis=2)
     return ServingHours(
-        autoscaled=(instances * hours).sum(axis=(1, 2)),
-        always_on=monthly_peak.sum(axis=1) * demand.hours_per_month,
-        peak_instances=monthly_peak.max(axis=1),
-        served_capacity_hours=(instances * per_instance[:, None, None] * hours).sum(axis=(1, 2)),
+        autoscaled=np.add.reduce(instances * demand.group_hours[None, None, :], axis=(1, 2)),
+        always_on=np.add.reduce(monthly_peak, axis=1) * demand.hours_per_month,
+        peak_instances=np.maximum.reduce(monthly_peak, axis=1),
     )
 
 
