@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import numpy as np
@@ -95,8 +96,15 @@ def batch_spot_hours(instance_hours: _Hours, assumptions: Assumptions) -> _Hours
 
 @dataclass(frozen=True, slots=True)
 class SpotFallback:
+    """The fallback's cost, and what it is in words (`note`, written when a plan shows it: most
+    spot costs are only added up)."""
+
     usd: float
-    note: str
+    describe: Callable[[], str] = field(compare=False, repr=False)
+
+    @property
+    def note(self) -> str:
+        return self.describe()
 
 
 _SUMMED_MEANS = 50.0  # up to this mean the Poisson terms are summed here (e^-50 is far from underflow)
@@ -147,26 +155,32 @@ def serving_fallback(
     the hosted API would charge for all the requests served."""
     a = assumptions
     rate = reclaims_per_instance_hour(a)
-    options = []
+    options: list[tuple[float, Callable[[], str]]] = []  # (usd, its note), the note written if shown
     if on_demand_usd_per_hour is not None:
+        on_demand = on_demand_usd_per_hour
         in_one_window = rate * peak_instances * a.spot_replacement_hours
         standby = max(poisson_quantile(STANDBY_QUANTILE, in_one_window), 1)
-        options.append(
-            SpotFallback(
-                standby * on_demand_usd_per_hour * horizon_hours,
-                f"{standby} on-demand standby instance(s) always on at ${on_demand_usd_per_hour:.4f}/h: "
+
+        def standby_note() -> str:
+            return (
+                f"{standby} on-demand standby instance(s) always on at ${on_demand:.4f}/h: "
                 f"{rate * a.hours_per_month:.0%} of instances reclaimed a month, "
-                f"{a.spot_replacement_hours:g} h to replace",
+                f"{a.spot_replacement_hours:g} h to replace"
             )
-        )
+
+        options.append((standby * on_demand * horizon_hours, standby_note))
     if hosted_usd is not None:
         share = rate * a.spot_replacement_hours
-        options.append(
-            SpotFallback(
-                share * hosted_usd,
+
+        def hosted_note() -> str:
+            return (
                 f"hosted API for the {share:.3%} of requests reclaimed capacity would serve "
                 f"({a.spot_replacement_hours:g} h to replace each of "
-                f"{spot_instance_hours * rate:,.1f} reclaims)",
+                f"{spot_instance_hours * rate:,.1f} reclaims)"
             )
-        )
-    return min(options, key=lambda option: option.usd, default=None)
+
+        options.append((share * hosted_usd, hosted_note))
+    if not options:
+        return None
+    usd, note = min(options, key=lambda option: option[0])  # the first of equals, as before
+    return SpotFallback(usd, note)
