@@ -20,7 +20,7 @@ from tests.unit.recommend_catalog import (
 )
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.costs import cloud, hosted
-from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate
+from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate, lines_total
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import (
     Rental,
@@ -135,6 +135,36 @@ def test_a_cloud_candidate_is_ranked_on_what_its_plan_costs(pricing: str, reques
     assert plan is not None
     _same_ranking_fields(priced, plan)
     assert priced.written() == plan
+
+
+@pytest.mark.parametrize("pricing", ["on_demand", "spot", "reserved_3y"])
+@pytest.mark.parametrize("shape", [{}, {"growth_per_month": 0.08, "peak_to_average": 2.5}])
+def test_cloud_totals_at_many_volumes_at_once_are_those_of_each_volume_alone(
+    pricing: str, shape: dict[str, float]
+) -> None:
+    """The break-even search prices its grid in one sizing (`RepricedTotal.totals`): to the bit
+    what each volume's own plan costs, and the lines' total without the lines."""
+    layout = cloud.Layout(replica_capacity(10.0), per_instance=2, accelerators=8)
+    mode = cloud.CloudMode(pricing, "always_on" if pricing.startswith("reserved") else "autoscaled")
+    workload = InferenceWorkload(
+        models=("m",), requests_per_day=3.0 * 86_400, input_tokens=900, output_tokens=300, **shape
+    )
+    demand, assumptions = ServingDemand.from_workload(workload, 36, 730.0), Assumptions()
+    per_request = hosted.usd_per_request(DEEPINFRA_70B, demand)
+    plan = cloud.serving_plan(P5, mode, layout, "m", demand, assumptions, per_request)
+    assert plan is not None
+    repriced = plan.repriced_total_usd
+    assert isinstance(repriced, cloud.RepricedTotal)
+    multipliers = [1 / 64, 1 / 16, 0.25, 4.0, 16.0, 64.0, 1.7, 300.0]
+    totals = repriced.totals(multipliers)
+    assert totals == [repriced(multiplier) for multiplier in multipliers]
+    for multiplier, total in zip(multipliers, totals, strict=True):
+        scaled = demand.scaled(multiplier)
+        again = cloud.serving_plan(P5, mode, layout, "m", scaled, assumptions, per_request)
+        cost = cloud.serving_cost(P5, mode, layout, scaled, assumptions, per_request)
+        assert again is not None
+        assert cost is not None
+        assert total == again.total_usd == cost.total_usd == lines_total(cost.lines)
 
 
 @pytest.mark.parametrize("requests_per_s", VOLUMES_RPS)

@@ -35,18 +35,41 @@ def _cost(plan: CostedCandidate, multiplier: float) -> float:
     else:
         scaled = plan.reprice(multiplier)
         total = None if scaled is None else scaled.total_usd
+    return _per_month(plan, total)
+
+
+def _per_month(plan: CostedCandidate, total: float | None) -> float:
     if total is None:
         return math.inf
     return total if plan.months is None else total / plan.months
 
 
+def _grid_costs(plan: CostedCandidate) -> list[float]:
+    """`_cost` of `plan` at each multiplier of the grid; the volumes other than today's priced at
+    once when its re-pricing can (a `totals` method, as costs/cloud.RepricedTotal's: one sizing
+    for all of them)."""
+    at_once = getattr(plan.repriced_total_usd, "totals", None)
+    if at_once is None:
+        return [_cost(plan, multiplier) for multiplier in _GRID]
+    others = [multiplier for multiplier in _GRID if multiplier != 1.0]
+    totals = dict(zip(others, at_once(others), strict=True))
+    return [
+        _cost(plan, 1.0) if multiplier == 1.0 else _per_month(plan, totals[multiplier])
+        for multiplier in _GRID
+    ]
+
+
 class _Costs:
     """`_cost` of every plan at each multiplier, each computed once per break-even analysis (the
-    bisection starts from grid points already priced; re-pricing a plan is its whole sizing)."""
+    grid's first, plan by plan; the bisection's as it asks; re-pricing a plan is its whole
+    sizing)."""
 
     def __init__(self, plans: Sequence[CostedCandidate]) -> None:
         self.plans = plans
-        self.known: dict[float, list[float]] = {}
+        on_grid = [_grid_costs(plan) for plan in plans]
+        self.known: dict[float, list[float]] = {
+            multiplier: [costs[index] for costs in on_grid] for index, multiplier in enumerate(_GRID)
+        }
 
     def at(self, multiplier: float) -> list[float]:
         if multiplier not in self.known:

@@ -64,6 +64,7 @@ __all__ = [
     "CloudMode",
     "BatchJobs",
     "Layout",
+    "RepricedTotal",
     "ReservedRate",
     "ServingCost",
     "ServingHours",
@@ -217,6 +218,16 @@ def _summed_hours(instances: FloatArray, demand: ServingDemand) -> ServingHours:
         always_on=np.add.reduce(monthly_peak, axis=1) * demand.hours_per_month,
         peak_instances=np.maximum.reduce(monthly_peak, axis=1),
     )
+
+
+def _layout_hours(
+    layout: Layout, rates: FloatArray, demand: ServingDemand, assumptions: Assumptions
+) -> ServingHours:
+    """The hours of one layout at each volume of `rates` (volumes, months, groups) of `demand`'s
+    shape (`serving_hours` of that layout at each volume)."""
+    planned = np.asarray([layout.capacity.requests_per_s * assumptions.target_utilisation])
+    per_instance = np.asarray([float(layout.per_instance)])
+    return _summed_hours(_instances(rates, planned, per_instance, demand.redundancy, 1), demand)
 
 
 def committed_months(mode: CloudMode, horizon_months: int) -> int:
@@ -424,8 +435,7 @@ def serving_cost(
     if price is None:
         return None
     if hours is None:
-        planned = np.asarray([layout.capacity.requests_per_s * assumptions.target_utilisation])
-        hours = serving_hours(demand, planned, np.asarray([float(layout.per_instance)]))
+        hours = _layout_hours(layout, demand.rates_rps[None, :, :], demand, assumptions)
     fallback = _spot_fallback(offer, mode, hours, demand, assumptions, hosted_usd_per_request)
     if spot_fallback(mode.pricing, fallback_priced=fallback is not None) is not None:
         return None
@@ -494,10 +504,41 @@ def serving_plan(
         reprice=lambda multiplier: serving_plan(
             offer, mode, layout, model_id, demand.scaled(multiplier), assumptions, hosted_usd_per_request
         ),
-        repriced_total_usd=lambda multiplier: _total(
-            serving_cost(offer, mode, layout, demand.scaled(multiplier), assumptions, hosted_usd_per_request)
-        ),
+        repriced_total_usd=RepricedTotal(offer, mode, layout, demand, assumptions, hosted_usd_per_request),
     )
+
+
+@dataclass(frozen=True, slots=True, eq=False)  # its demand's arrays do not compare
+class RepricedTotal:
+    """A serving plan's total at `multiplier` x its volume (`CostedCandidate.repriced_total_usd`):
+    `serving_cost` at the scaled demand, without the plan; `totals` prices many volumes at once.
+    Nothing is remembered: the break-even search asks for each volume once."""
+
+    offer: CloudOffer
+    mode: CloudMode
+    layout: Layout
+    demand: ServingDemand
+    assumptions: Assumptions
+    hosted_usd_per_request: float | None
+
+    def __call__(self, multiplier: float) -> float | None:
+        return self._total(self.demand.scaled(multiplier), None)
+
+    def totals(self, multipliers: Sequence[float]) -> list[float | None]:
+        """The totals at each of `multipliers`, their instances sized in one array operation per
+        step (the volumes stacked; numpy sums each volume's slice as it sums that volume alone):
+        the break-even grid's 6 volumes in 1 `serving_hours` instead of 6 (1.1% of the prototype's
+        instructions per request, 0.8% of the 70B chat's, 2026-12-05)."""
+        demands = [self.demand.scaled(multiplier) for multiplier in multipliers]
+        rates = np.stack([demand.rates_rps for demand in demands])
+        hours = _layout_hours(self.layout, rates, self.demand, self.assumptions)
+        return [self._total(demand, hours.row(index)) for index, demand in enumerate(demands)]
+
+    def _total(self, demand: ServingDemand, hours: ServingHours | None) -> float | None:
+        offer, mode, layout, assumptions = self.offer, self.mode, self.layout, self.assumptions
+        return _total(
+            serving_cost(offer, mode, layout, demand, assumptions, self.hosted_usd_per_request, hours)
+        )
 
 
 def priced_serving_plan(
