@@ -155,32 +155,31 @@ def serving_fallback(
     the hosted API would charge for all the requests served."""
     a = assumptions
     rate = reclaims_per_instance_hour(a)
-    options: list[tuple[float, Callable[[], str]]] = []  # (usd, its note), the note written if shown
+    standby: SpotFallback | None = None
     if on_demand_usd_per_hour is not None:
         on_demand = on_demand_usd_per_hour
         in_one_window = rate * peak_instances * a.spot_replacement_hours
-        standby = max(poisson_quantile(STANDBY_QUANTILE, in_one_window), 1)
+        instances = max(poisson_quantile(STANDBY_QUANTILE, in_one_window), 1)
 
         def standby_note() -> str:
             return (
-                f"{standby} on-demand standby instance(s) always on at ${on_demand:.4f}/h: "
+                f"{instances} on-demand standby instance(s) always on at ${on_demand:.4f}/h: "
                 f"{rate * a.hours_per_month:.0%} of instances reclaimed a month, "
                 f"{a.spot_replacement_hours:g} h to replace"
             )
 
-        options.append((standby * on_demand * horizon_hours, standby_note))
-    if hosted_usd is not None:
-        share = rate * a.spot_replacement_hours
+        standby = SpotFallback(instances * on_demand * horizon_hours, standby_note)
+    if hosted_usd is None:
+        return standby
+    share = rate * a.spot_replacement_hours
+    if standby is not None and not share * hosted_usd < standby.usd:  # min's rule: the first of equals
+        return standby
 
-        def hosted_note() -> str:
-            return (
-                f"hosted API for the {share:.3%} of requests reclaimed capacity would serve "
-                f"({a.spot_replacement_hours:g} h to replace each of "
-                f"{spot_instance_hours * rate:,.1f} reclaims)"
-            )
+    def hosted_note() -> str:
+        return (
+            f"hosted API for the {share:.3%} of requests reclaimed capacity would serve "
+            f"({a.spot_replacement_hours:g} h to replace each of "
+            f"{spot_instance_hours * rate:,.1f} reclaims)"
+        )
 
-        options.append((share * hosted_usd, hosted_note))
-    if not options:
-        return None
-    usd, note = min(options, key=lambda option: option[0])  # the first of equals, as before
-    return SpotFallback(usd, note)
+    return SpotFallback(share * hosted_usd, hosted_note)

@@ -90,17 +90,16 @@ class CloudMode:
     pricing: str  # on_demand | spot | reserved_1y | reserved_3y
     scaling: str  # autoscaled | always_on | job
     name: str = field(init=False, compare=False, repr=False)  # "on-demand autoscaled"
+    # a commitment term (reserved_1y, reserved_3y); set once, as pricing reads it ~100 times a request
+    reserved: bool = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "name", f"{self.pricing.replace('_', '-')} {self.scaling.replace('_', '-')}")
+        object.__setattr__(self, "reserved", self.pricing.startswith("reserved"))
 
     @property
     def term_years(self) -> int:
         return 3 if self.pricing == "reserved_3y" else 1
-
-    @property
-    def reserved(self) -> bool:
-        return self.pricing.startswith("reserved")
 
 
 ON_DEMAND_AUTOSCALED = CloudMode("on_demand", "autoscaled")
