@@ -401,7 +401,9 @@ class PairMinima:
         none of its dearer rows can be priced at all (their hours are NaN)."""
         if not len(self.price):
             return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
-        pair_hours = np.stack(hours)[self.mode, self.pairs.key]
+        # the modes' hours end to end, read at each pair's (mode, key): 20 us against 55 for
+        # stacking them and indexing two ways (5,249 pairs of the prototype, 2026-12-05)
+        pair_hours = np.concatenate(hours)[self.mode * len(hours[0]) + self.pairs.key]
         with np.errstate(invalid="ignore"):  # NaN: cannot be priced (NaN hours, or 0 x inf)
             totals = self.price * pair_hours + fixed_usd
         winners = self.pairs.cheapest_per_group(totals, ~np.isnan(totals))
