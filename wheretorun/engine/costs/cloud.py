@@ -472,6 +472,32 @@ def serving_plan(
         cost = serving_cost(offer, mode, layout, demand, assumptions, hosted_usd_per_request)
     if cost is None:
         return None
+    setup = _serving_setup(offer, mode, layout, model_id, cost.peak_instances, assumptions)
+    return _written_plan(
+        offer,
+        mode,
+        layout,
+        model_id,
+        demand,
+        assumptions,
+        hosted_usd_per_request,
+        cost,
+        (offer_label(offer, mode), setup),
+    )
+
+
+def _written_plan(
+    offer: CloudOffer,
+    mode: CloudMode,
+    layout: Layout,
+    model_id: str,
+    demand: ServingDemand,
+    assumptions: Assumptions,
+    hosted_usd_per_request: float | None,
+    cost: ServingCost,
+    named: tuple[str, Setup],
+) -> CostedCandidate:
+    """`serving_plan` of its `cost`, with its label and setup (`named`) as a priced plan made them."""
     price, paid, peak, lines = cost.price, cost.paid_hours, cost.peak_instances, cost.lines
     capacity = layout.capacity
     months = demand.months
@@ -479,8 +505,8 @@ def serving_plan(
     replicas = peak * layout.per_instance
     return CostedCandidate(
         option=OptionKind.CLOUD,
-        label=offer_label(offer, mode),
-        setup=_serving_setup(offer, mode, layout, model_id, peak, assumptions),
+        label=named[0],
+        setup=named[1],
         lines=lines,
         months=months,
         opex_usd_per_month=sum(line.usd for line in lines) / months,
@@ -550,17 +576,21 @@ def priced_serving_plan(
     hosted_usd_per_request: float | None,
     cost: ServingCost,
 ) -> PricedCandidate:
-    """`serving_plan` priced from its `cost`, written only when it is shown."""
+    """`serving_plan` priced from its `cost`, written only when it is shown (with the label and
+    setup made here: a setup is a dataclass of 17 fields)."""
+    label = offer_label(offer, mode)
+    setup = _serving_setup(offer, mode, layout, model_id, cost.peak_instances, assumptions)
 
     def write() -> CostedCandidate:
-        plan = serving_plan(offer, mode, layout, model_id, demand, assumptions, hosted_usd_per_request, cost)
-        assert plan is not None, "priced: its cost is known"
-        return plan
+        named = (label, setup)
+        return _written_plan(
+            offer, mode, layout, model_id, demand, assumptions, hosted_usd_per_request, cost, named
+        )
 
     return PricedCandidate(
         option=OptionKind.CLOUD,
-        label=offer_label(offer, mode),
-        setup=_serving_setup(offer, mode, layout, model_id, cost.peak_instances, assumptions),
+        label=label,
+        setup=setup,
         total_usd=cost.total_usd,
         months=demand.months,
         capex_usd=0.0,
