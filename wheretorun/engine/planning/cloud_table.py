@@ -252,13 +252,19 @@ class SizedRows:
         """The cheapest feasible row of each group, groups ascending (ties: the earlier row)."""
         if len(self.by_group) == 0:
             return self.by_group
-        ordered = np.where(feasible, totals, np.inf)[self.by_group]
+        by_group = self.by_group
+        ordered = np.where(feasible, totals, np.inf)[by_group]
+        first = self.first_lowest(ordered, feasible[by_group])
+        return np.asarray(by_group[first], dtype=np.int64)
+
+    def first_lowest(self, ordered: FloatArray, feasible: BoolArray) -> IntArray:
+        """`cheapest_per_group` of totals already in group order (`ordered`, infeasible ones inf):
+        the positions in that order."""
         lowest = np.minimum.reduceat(ordered, self.starts)
-        at_lowest = (ordered == np.repeat(lowest, self.lengths)) & feasible[self.by_group]
+        at_lowest = (ordered == np.repeat(lowest, self.lengths)) & feasible
         positions = np.flatnonzero(at_lowest)
         groups = self.group_of[positions]
-        first = positions[np.r_[True, groups[1:] != groups[:-1]]] if len(positions) else positions
-        return np.asarray(self.by_group[first], dtype=np.int64)
+        return positions[np.r_[True, groups[1:] != groups[:-1]]] if len(positions) else positions
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,7 +382,8 @@ class PairMinima:
     once per mode, by reason, for the rejection book.
 
     A "pair" is one (mode, group, sizing key) and its cheapest row. `pairs` holds them as
-    `SizedRows` grouped by (mode, group), in row order within a group; its `offer` column holds
+    `SizedRows` grouped by (mode, group), in row order within a group, and stored in that order
+    (`pairs.by_group` is 0, 1, 2, ...: the totals need no reordering); its `offer` column holds
     each pair's row in the sized rows (not an offer). Shared between requests and threads, so
     every array is read-only and the per-mode lists are tuples."""
 
@@ -384,7 +391,6 @@ class PairMinima:
     mode: IntArray  # each pair's mode index
     price: FloatArray  # its price
     next_price: FloatArray  # the lowest price above it among the same mode, group and key; inf: none
-    group_number: IntArray  # its group number in `pairs` (0, 1, ...)
     priced: tuple[BoolArray, ...]  # per mode: which sized rows have a price
     priced_per_key: tuple[IntArray, ...]  # per mode: the priced rows of each sizing key
     incomplete: tuple[IntArray, ...]  # per mode: rows with no price for want of a host VM figure
@@ -406,16 +412,18 @@ class PairMinima:
         pair_hours = np.concatenate(hours)[self.mode * len(hours[0]) + self.pairs.key]
         with np.errstate(invalid="ignore"):  # NaN: cannot be priced (NaN hours, or 0 x inf)
             totals = self.price * pair_hours + fixed_usd
-        winners = self.pairs.cheapest_per_group(totals, ~np.isnan(totals))
+        pairs = self.pairs  # in group order: `pairs.cheapest_per_group` without its reordering
+        feasible = ~np.isnan(totals)
+        winners = pairs.first_lowest(np.where(feasible, totals, np.inf), feasible)
         has_dearer = np.isfinite(self.next_price) & ~np.isnan(pair_hours)
         if has_dearer.any():
             with np.errstate(invalid="ignore"):
                 dearer = np.where(has_dearer, self.next_price * pair_hours + fixed_usd, np.inf)
-            by_group, starts = self.pairs.by_group, self.pairs.starts
-            lowest_dearer = np.minimum.reduceat(dearer[by_group], starts)
-            any_dearer = np.logical_or.reduceat(has_dearer[by_group], starts)
+            starts = pairs.starts
+            lowest_dearer = np.minimum.reduceat(dearer, starts)
+            any_dearer = np.logical_or.reduceat(has_dearer, starts)
             best = np.full(len(starts), np.inf)
-            best[self.group_number[winners]] = totals[winners]
+            best[pairs.group_of[winners]] = totals[winners]
             if np.any(any_dearer & (lowest_dearer <= best)):
                 return None
         return np.asarray(self.pairs.offer[winners], dtype=np.int64), totals[winners], self.mode[winners]
@@ -514,15 +522,17 @@ def _pair_minima(table: OfferTable, rows: SizedRows, prices: list[FloatArray]) -
         incomplete.append(np.flatnonzero(no_vm))
         unpriced.append(np.flatnonzero(~has_price & ~no_vm))
     first = np.concatenate(firsts) if firsts else np.zeros(0, dtype=np.int64)
-    pairs = SizedRows.grouped(first, rows.key[first], np.concatenate(groups) if groups else first)
-    group_number = np.empty(len(first), dtype=np.int64)
-    group_number[pairs.by_group] = pairs.group_of
+    group = np.concatenate(groups) if groups else first
+    # the pairs stored in group order (row order within a group, as `SizedRows.grouped` orders them)
+    in_order = np.argsort(group, kind="stable")
+    first, group = first[in_order], group[in_order]
+    pairs = SizedRows.grouped(first, rows.key[first], group)
+    assert np.array_equal(pairs.by_group, np.arange(len(first))), "stored in group order"
     minima = PairMinima(
         pairs=pairs,
-        mode=np.concatenate(modes) if modes else first,
-        price=np.concatenate(row_prices) if row_prices else np.zeros(0),
-        next_price=np.concatenate(next_prices) if next_prices else np.zeros(0),
-        group_number=group_number,
+        mode=(np.concatenate(modes) if modes else first)[in_order],
+        price=(np.concatenate(row_prices) if row_prices else np.zeros(0))[in_order],
+        next_price=(np.concatenate(next_prices) if next_prices else np.zeros(0))[in_order],
         priced=tuple(priced),
         priced_per_key=tuple(priced_per_key),
         incomplete=tuple(incomplete),
@@ -530,7 +540,7 @@ def _pair_minima(table: OfferTable, rows: SizedRows, prices: list[FloatArray]) -
     )
     read_only(
         *(pairs.offer, pairs.key, pairs.by_group, pairs.starts, pairs.lengths, pairs.group_of),
-        *(minima.mode, minima.price, minima.next_price, group_number),
+        *(minima.mode, minima.price, minima.next_price),
         *priced,
         *priced_per_key,
         *incomplete,
