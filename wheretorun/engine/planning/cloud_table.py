@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import partial
 
@@ -160,6 +160,10 @@ class OfferTable:
     group: IntArray  # one id per (accelerator, provider)
     network: FloatArray  # cluster network GB/s per accelerator; NaN: none
     id_order: IntArray  # the offer's place in the catalog sorted by offer id (ties in ranking)
+    # `prices` made for each (pricing, spot overhead)
+    _by_mode: dict[tuple[str, float], FloatArray] = field(
+        init=False, default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def select(cls, columns: CatalogColumns, rows: IntArray, assumptions: Assumptions) -> OfferTable:
@@ -184,7 +188,19 @@ class OfferTable:
         )
 
     def prices(self, mode: CloudMode, assumptions: Assumptions) -> FloatArray:
-        """USD per instance-hour of every offer in `mode` (NaN: unpriced), as `cloud.hourly_price`."""
+        """USD per instance-hour of every offer in `mode` (NaN: unpriced), as `cloud.hourly_price`;
+        read-only, made once per table for each pricing and spot overhead (all they depend on
+        besides the table): a table is remembered between requests (offers.eligible_offers), and
+        the same arrays let `pair_minima` match them by identity."""
+        key = (mode.pricing, assumptions.spot_interruption_overhead)
+        prices = self._by_mode.get(key)
+        if prices is None:
+            prices = self._prices(mode, assumptions)
+            read_only(prices)
+            self._by_mode[key] = prices  # two threads may both make it: the same values
+        return prices
+
+    def _prices(self, mode: CloudMode, assumptions: Assumptions) -> FloatArray:
         if mode.pricing == "spot":
             return spot_price(self.spot + self.host_vm, assumptions)
         if mode.pricing == "reserved_1y":
@@ -391,6 +407,8 @@ class PairMinima:
     mode: IntArray  # each pair's mode index
     price: FloatArray  # its price
     next_price: FloatArray  # the lowest price above it among the same mode, group and key; inf: none
+    keys: int  # sizing keys with rows (1 + the largest)
+    hours_at: IntArray  # where its hours are in the modes' first `keys` hours laid end to end
     priced: tuple[BoolArray, ...]  # per mode: which sized rows have a price
     priced_per_key: tuple[IntArray, ...]  # per mode: the priced rows of each sizing key
     incomplete: tuple[IntArray, ...]  # per mode: rows with no price for want of a host VM figure
@@ -409,7 +427,8 @@ class PairMinima:
             return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
         # the modes' hours end to end, read at each pair's (mode, key): 20 us against 55 for
         # stacking them and indexing two ways (5,249 pairs of the prototype, 2026-12-05)
-        pair_hours = np.concatenate(hours)[self.mode * len(hours[0]) + self.pairs.key]
+        keys = self.keys
+        pair_hours = np.concatenate([mode_hours[:keys] for mode_hours in hours])[self.hours_at]
         with np.errstate(invalid="ignore"):  # NaN: cannot be priced (NaN hours, or 0 x inf)
             totals = self.price * pair_hours + fixed_usd
         pairs = self.pairs  # in group order: `pairs.cheapest_per_group` without its reordering
@@ -528,11 +547,14 @@ def _pair_minima(table: OfferTable, rows: SizedRows, prices: list[FloatArray]) -
     first, group = first[in_order], group[in_order]
     pairs = SizedRows.grouped(first, rows.key[first], group)
     assert np.array_equal(pairs.by_group, np.arange(len(first))), "stored in group order"
+    mode = (np.concatenate(modes) if modes else first)[in_order]
     minima = PairMinima(
         pairs=pairs,
-        mode=(np.concatenate(modes) if modes else first)[in_order],
+        mode=mode,
         price=(np.concatenate(row_prices) if row_prices else np.zeros(0))[in_order],
         next_price=(np.concatenate(next_prices) if next_prices else np.zeros(0))[in_order],
+        keys=keys,
+        hours_at=mode * keys + pairs.key,
         priced=tuple(priced),
         priced_per_key=tuple(priced_per_key),
         incomplete=tuple(incomplete),
@@ -540,7 +562,7 @@ def _pair_minima(table: OfferTable, rows: SizedRows, prices: list[FloatArray]) -
     )
     read_only(
         *(pairs.offer, pairs.key, pairs.by_group, pairs.starts, pairs.lengths, pairs.group_of),
-        *(minima.mode, minima.price, minima.next_price),
+        *(minima.mode, minima.price, minima.next_price, minima.hours_at),
         *priced,
         *priced_per_key,
         *incomplete,
@@ -553,11 +575,11 @@ _PAIR_MINIMA: RecentResults[PairMinima] = RecentResults(kept=16)
 
 
 def pair_minima(table: OfferTable, rows: SizedRows, prices: list[FloatArray]) -> PairMinima:
-    """`_pair_minima`, remembered for the last few (table, sized rows) by identity and each mode's
-    prices by value: the sizings and the eligible offers are themselves remembered, so a planning
-    loop over volumes reduces the rows once."""
-    key = tuple(mode_prices.tobytes() for mode_prices in prices)
-    return _PAIR_MINIMA.get((table, rows), key, lambda: _pair_minima(table, rows, prices))
+    """`_pair_minima`, remembered for the last few (table, sized rows, each mode's prices) by
+    identity: the sizings and the eligible offers are themselves remembered, and a table makes
+    each mode's read-only prices once (`OfferTable.prices`), so a planning loop over volumes
+    reduces the rows once."""
+    return _PAIR_MINIMA.get((table, rows, *prices), (), lambda: _pair_minima(table, rows, prices))
 
 
 def clear_pair_minima() -> None:
