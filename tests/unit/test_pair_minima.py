@@ -158,3 +158,16 @@ def test_the_remembered_reduction_is_read_only() -> None:
     minima = pair_minima(table, rows, [table.prices(SERVING_MODES[0], Assumptions())])
     for array in (minima.price, minima.next_price, minima.pairs.offer, minima.priced[0]):
         assert not array.flags.writeable
+
+
+def test_a_tables_prices_are_made_once_per_pricing_and_spot_overhead_and_read_only() -> None:
+    """`pair_minima` matches a mode's prices by identity: the table hands out the same array for
+    the same pricing and spot overhead, and another for another overhead."""
+    table = _table([2.0, 3.0], [1.0, math.nan], [0.0, 0.5], [0, 1])
+    spot, calm, stormy = SERVING_MODES[2], Assumptions(), Assumptions(spot_interruption_overhead=0.1)
+    prices = table.prices(spot, calm)
+    assert table.prices(spot, calm) is prices
+    assert not prices.flags.writeable
+    assert table.prices(spot, stormy).tolist()[0] == 1.0 * 1.1
+    assert table.prices(spot, calm) is prices
+    assert table.prices(SERVING_MODES[0], calm).tolist() == [2.0, 3.5]
