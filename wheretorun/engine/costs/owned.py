@@ -48,7 +48,7 @@ from wheretorun.engine.costs.finance import CapitalSchedule, capital_schedule
 from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, fleet_staff_usd, staff_lines
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import Setup
-from wheretorun.engine.rules.local_capacity import one_stream
+from wheretorun.engine.rules.local_capacity import serves_one_stream
 from wheretorun.engine.workload import OptionKind
 
 __all__ = [
@@ -62,6 +62,7 @@ __all__ = [
     "local_lines",
     "local_plan",
     "local_total",
+    "local_totals",
     "lead_months",
     "owned_plan",
     "owned_sizing",
@@ -519,17 +520,33 @@ def _local_amounts(
 ) -> tuple[float, float, float, float, float] | None:
     """Card purchase, resale value, cost of capital, power and upkeep of one local card serving
     `demand`, in the order of its cost lines; None when the peak needs more than one stream."""
-    if one_stream(capacity.single_stream_rps, demand.peak_rps, a.target_utilisation) is not None:
+    if not serves_one_stream(capacity.single_stream_rps, demand.peak_rps, a.target_utilisation):
         return None
-    card = price.usd_per_accelerator
-    schedule = capital_schedule(
+    return _card_amounts(price.usd_per_accelerator, _card_schedule(a), tdp_w, capacity, demand, a)
+
+
+def _card_schedule(a: Assumptions) -> CapitalSchedule:
+    """A local card's capital: bought at month 0 and in service at once."""
+    return capital_schedule(
         0, a.horizon_months, a.life_months, a.residual_value_fraction, a.cost_of_capital_annual
     )
+
+
+def _card_amounts(
+    card_usd: float,
+    schedule: CapitalSchedule,
+    tdp_w: float,
+    capacity: ReplicaCapacity,
+    demand: ServingDemand,
+    a: Assumptions,
+) -> tuple[float, float, float, float, float]:
+    """`_local_amounts` of a card that serves the peak with one stream, from its price and
+    capital schedule (the same for every precision of the card)."""
     busy_hours = demand.served_rps_hours(0) / capacity.single_stream_rps
     return (
-        card * schedule.purchases,
-        -card * schedule.resale,
-        card * schedule.cost_of_capital,
+        card_usd * schedule.purchases,
+        -card_usd * schedule.resale,
+        card_usd * schedule.cost_of_capital,
         tdp_w / _W_PER_KW * busy_hours * a.electricity_usd_per_kwh,
         a.hosted_staff_usd_per_month * demand.months,
     )
@@ -541,6 +558,20 @@ def local_total(
     """What `local_lines` add up to, without writing them (None: more than one stream)."""
     amounts = _local_amounts(price, tdp_w, capacity, demand, a)
     return None if amounts is None else sum(amounts)
+
+
+def local_totals(
+    price: HardwarePrice,
+    tdp_w: float,
+    capacities: Sequence[ReplicaCapacity],
+    demand: ServingDemand,
+    a: Assumptions,
+) -> list[float]:
+    """`local_total` of one card at each of `capacities`, every one of which serves the peak with
+    one stream (`one_stream` admitted it); the card's price and capital schedule read once
+    (0.4 us of a local total's 1.5, 2026-12-05)."""
+    card_usd, schedule = price.usd_per_accelerator, _card_schedule(a)
+    return [sum(_card_amounts(card_usd, schedule, tdp_w, capacity, demand, a)) for capacity in capacities]
 
 
 def local_lines(
@@ -593,10 +624,11 @@ def priced_local_plan(
     model_id: str,
     demand: ServingDemand,
     assumptions: Assumptions,
+    total_usd: float | None = None,
 ) -> PricedCandidate | None:
     """`local_plan` priced, written only when it is shown; None when the peak needs more than
-    one stream."""
-    total = local_total(price, tdp_w, capacity, demand, assumptions)
+    one stream (`total_usd`: its `local_total`, when already known)."""
+    total = local_total(price, tdp_w, capacity, demand, assumptions) if total_usd is None else total_usd
     if total is None:
         return None
 

@@ -27,7 +27,7 @@ from wheretorun.engine.costs.owned import (
     OwnedUnit,
     Rental,
     SizedServers,
-    local_total,
+    local_totals,
     owned_sizing,
     owned_unit,
     priced_local_plan,
@@ -55,8 +55,9 @@ from wheretorun.engine.planning.offers import (
 )
 from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.precision import Precision
+from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.rules import context_window, deadline, first_failing, local_capacity
-from wheretorun.engine.rules.budget import over_limits
+from wheretorun.engine.rules.budget import exceeded_limit, over_limits
 from wheretorun.engine.rules.constraints import precision_floor
 from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.rules.spot_fallback import spot_fallback
@@ -458,24 +459,35 @@ def _owned(
     totals, capex, servers = fleet.totals(demand, bridge) or _each_sized(
         fleet, entries, columns, demand, context, bridge
     )
+    # read as lists once: a numpy scalar read and its float() cost ~100 ns a column (2026-12-05)
+    totals_usd, capex_usd, counts = totals.tolist(), capex.tolist(), servers.tolist()
+    months, constraints = demand.months, context.constraints
+    result.evaluated += len(entries) * len(precisions)
     bases: list[tuple[PricedCandidate, str, OwnedUnit]] = []
     for entry, entry_columns in zip(entries, columns, strict=True):
         sized: list[tuple[float, int, int]] = []  # (total, precision order, column)
-        for order, (precision, column) in enumerate(zip(precisions, entry_columns, strict=True)):
-            result.evaluated += 1
+        for order, column in enumerate(entry_columns):
             if isinstance(column, Rejection):
-                book.record(column, f"owned {entry.id}")
+                if book.wants_example(column.reason):
+                    book.record(column, f"owned {entry.id}")
+                else:
+                    book.add_count(column.reason, 1)
                 continue
-            total = float(totals[column])
-            over = over_limits(total / demand.months, float(capex[column]), context.constraints)
+            total = totals_usd[column]
+            over = exceeded_limit(total / months, capex_usd[column], constraints)
             if over is not None:
-                book.record(over, f"owned {entry.id} at {precision.value}")
+                if book.wants_example(over):
+                    rejection = over_limits(total / months, capex_usd[column], constraints)
+                    assert rejection is not None, "exceeded_limit found the same limit"
+                    book.record(rejection, f"owned {entry.id} at {precisions[order].value}")
+                else:
+                    book.add_count(over, 1)
                 continue
             sized.append((total, order, column))
         if sized:
             total, _, column = min(sized)
             price, tdp, server = context.snapshot.hardware_prices[entry.id], _tdp(entry), fleet.units[column]
-            chosen = SizedServers(server, int(servers[column]), total)
+            chosen = SizedServers(server, int(counts[column]), total)
             plan = priced_owned_plan(
                 entry, price, tdp, server.layout, model.model_id, demand, a, bridge, chosen
             )
@@ -603,32 +615,38 @@ def _local(
     and count as before; the precisions of a card share its capex and their monthly cost rises
     with the total, so the cheapest is within the budgets whenever any is."""
     a, book = context.assumptions, context.book
+    peak_rps, utilisation = demand.peak_rps, a.target_utilisation
+    result.evaluated += len(entries) * len(precisions)
     for entry in entries:
         price, tdp = context.snapshot.hardware_prices[entry.id], _tdp(entry)
-        costed: list[tuple[float, int, ReplicaCapacity]] = []  # (total, precision order, capacity)
+        admitted: list[ReplicaCapacity] = []
         for precision in precisions:
-            result.evaluated += 1
             capacity = capacities.get((entry.id, 1, precision))
             if capacity is None or not capacity.ok:
                 book.record(unsized([capacity] if capacity else [], entry.id), f"local {entry.id}")
-                continue
-            too_busy = local_capacity.one_stream(
-                capacity.single_stream_rps, demand.peak_rps, a.target_utilisation
-            )
-            if too_busy is not None:
+            elif local_capacity.serves_one_stream(capacity.single_stream_rps, peak_rps, utilisation):
+                admitted.append(capacity)
+            elif book.wants_example(RejectReason.EXCEEDS_LOCAL_CAPACITY):
+                too_busy = local_capacity.one_stream(capacity.single_stream_rps, peak_rps, utilisation)
+                assert too_busy is not None, "serves_one_stream said it does not"
                 book.record(too_busy, f"local {entry.id} at {capacity.precision.value}")
-                continue
-            total = local_total(price, tdp, capacity, demand, a)
-            assert total is not None, "local_capacity.one_stream admitted it"
-            costed.append((total, len(costed), capacity))
-        cheapest = min(costed, key=lambda item: item[:2], default=None)
+            else:  # counted only: the book keeps a few examples of a reason, built when wanted
+                book.add_count(RejectReason.EXCEEDS_LOCAL_CAPACITY, 1)
+        if not admitted:
+            continue
+        totals = local_totals(price, tdp, admitted, demand, a)
+        # (total, precision order, capacity); the orders differ, so min compares no capacities
+        costed = list(zip(totals, range(len(admitted)), admitted, strict=True))
+        cheapest, card_usd = min(costed), price.usd_per_accelerator
         for item in costed:
-            if item is cheapest or _over_budget(item[0], price.usd_per_accelerator, demand, context):
-                plan = priced_local_plan(entry, price, tdp, item[2], model.model_id, demand, a)
+            if item is cheapest or _over_budget(item[0], card_usd, demand, context):
+                plan = priced_local_plan(
+                    entry, price, tdp, item[2], model.model_id, demand, a, total_usd=item[0]
+                )
                 assert plan is not None, "local_capacity.one_stream admitted it"
                 result.plans.append(plan)
 
 
 def _over_budget(total_usd: float, capex_usd: float, demand: ServingDemand, context: Context) -> bool:
     """What recommend._within_budgets will decide for a serving plan of this total and capex."""
-    return over_limits(total_usd / demand.months, capex_usd, context.constraints) is not None
+    return exceeded_limit(total_usd / demand.months, capex_usd, context.constraints) is not None
