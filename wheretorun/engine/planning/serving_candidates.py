@@ -9,7 +9,7 @@ plans of each kind also feed the hybrid program (hybrid.py).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,7 +47,7 @@ from wheretorun.engine.planning.cloud_table import (
     choose_cheapest,
 )
 from wheretorun.engine.planning.context import SERVING_PRECISIONS, Context
-from wheretorun.engine.planning.layouts import server_layouts, unsized
+from wheretorun.engine.planning.layouts import server_layouts
 from wheretorun.engine.planning.offers import (
     EligibleOffers,
     eligible_hardware,
@@ -451,11 +451,13 @@ def _owned(
     lead = deadline.lead_time(a.hardware_lead_time_months, a.horizon_months)
     if lead is not None:
         result.evaluated += len(entries) * len(precisions)
-        for entry in entries:
-            for _ in precisions:
-                book.record(lead, f"owned {entry.id}")
+        _record_rejected(book, lead.reason, [(entry.id, lead) for entry in entries for _ in precisions])
         return
-    fleet, columns = _owned_fleet(capacities, precisions, entries, context)
+    fleet, columns, unsized_columns = _owned_fleet(capacities, precisions, entries, context)
+    # recorded ahead of the budgets' rejections below: a sizing's reasons are never theirs, and a
+    # reason's examples keep the order of its candidates
+    for reason, rejected in unsized_columns:
+        _record_rejected(book, reason, rejected)
     totals, capex, servers = fleet.totals(demand, bridge) or _each_sized(
         fleet, entries, columns, demand, context, bridge
     )
@@ -467,11 +469,7 @@ def _owned(
     for entry, entry_columns in zip(entries, columns, strict=True):
         sized: list[tuple[float, int, int]] = []  # (total, precision order, column)
         for order, column in enumerate(entry_columns):
-            if isinstance(column, Rejection):
-                if book.wants_example(column.reason):
-                    book.record(column, f"owned {entry.id}")
-                else:
-                    book.add_count(column.reason, 1)
+            if isinstance(column, Rejection):  # recorded above
                 continue
             total = totals_usd[column]
             over = exceeded_limit(total / months, capex_usd[column], constraints)
@@ -524,14 +522,17 @@ def _each_sized(
 
 
 _Columns = tuple[tuple[int | Rejection, ...], ...]  # per accelerator, per precision
-_FLEETS: RecentResults[tuple[OwnedFleet, _Columns]] = RecentResults(kept=16)
+# each reason the columns without a server have, with their (accelerator id, rejection) in order
+_Unsized = tuple[tuple[RejectReason, tuple[tuple[str, Rejection], ...]], ...]
+_FLEETS: RecentResults[tuple[OwnedFleet, _Columns, _Unsized]] = RecentResults(kept=16)
 
 
 def _owned_fleet(
     capacities: CapacityTable, precisions: list[Precision], entries: list[AcceleratorEntry], context: Context
-) -> tuple[OwnedFleet, _Columns]:
-    """The servers of every (accelerator, precision) that has a layout, and for each accelerator
-    and precision its column in the fleet or why it has none; remembered for the last few
+) -> tuple[OwnedFleet, _Columns, _Unsized]:
+    """The servers of every (accelerator, precision) that has a layout, for each accelerator
+    and precision its column in the fleet or why it has none, and those without one by reason
+    (counted in bulk: 52 of each model in the 70B chat example); remembered for the last few
     capacity tables, catalogs' hardware prices and accelerators (by identity) and precisions and
     assumptions (by value): none of it depends on the demand."""
     prices = context.snapshot.hardware_prices
@@ -548,22 +549,25 @@ def _new_fleet(
     entries: list[AcceleratorEntry],
     prices: Mapping[str, HardwarePrice],
     a: Assumptions,
-) -> tuple[OwnedFleet, _Columns]:
+) -> tuple[OwnedFleet, _Columns, _Unsized]:
     keys = [(entry.id, server_size(entry, a), precision) for entry in entries for precision in precisions]
     layouts = iter(server_layouts(capacities, keys))
     units: list[OwnedUnit] = []
     columns: list[tuple[int | Rejection, ...]] = []
+    unsized_columns: dict[RejectReason, list[tuple[str, Rejection]]] = {}
     for entry in entries:
         entry_columns: list[int | Rejection] = []
         for _ in precisions:
             layout = next(layouts)
             if isinstance(layout, Rejection):
                 entry_columns.append(layout)
+                unsized_columns.setdefault(layout.reason, []).append((entry.id, layout))
                 continue
             entry_columns.append(len(units))
             units.append(owned_unit(entry, prices[entry.id], _tdp(entry), layout, a))
         columns.append(tuple(entry_columns))
-    return OwnedFleet.of(units, a), tuple(columns)
+    by_reason = tuple((reason, tuple(rejected)) for reason, rejected in unsized_columns.items())
+    return OwnedFleet.of(units, a), tuple(columns), by_reason
 
 
 def clear_serving_memos() -> None:
@@ -617,14 +621,23 @@ def _local(
     a, book = context.assumptions, context.book
     peak_rps, utilisation = demand.peak_rps, a.target_utilisation
     result.evaluated += len(entries) * len(precisions)
+    # a card is a server of one, its layout the card's one-accelerator replica or why that does not
+    # serve (the same `unsized` rejection), remembered with the capacity table: finding the reason
+    # (offers.sizing_failure) for each card every request cost ~4 us a card (2026-12-05)
+    cards = iter(server_layouts(capacities, [(entry.id, 1, p) for entry in entries for p in precisions]))
     for entry in entries:
         price, tdp = context.snapshot.hardware_prices[entry.id], _tdp(entry)
         admitted: list[ReplicaCapacity] = []
-        for precision in precisions:
-            capacity = capacities.get((entry.id, 1, precision))
-            if capacity is None or not capacity.ok:
-                book.record(unsized([capacity] if capacity else [], entry.id), f"local {entry.id}")
-            elif local_capacity.serves_one_stream(capacity.single_stream_rps, peak_rps, utilisation):
+        for _ in precisions:
+            card = next(cards)
+            if isinstance(card, Rejection):
+                if book.wants_example(card.reason):
+                    book.record(card, f"local {entry.id}")
+                else:
+                    book.add_count(card.reason, 1)
+                continue
+            capacity = card.capacity
+            if local_capacity.serves_one_stream(capacity.single_stream_rps, peak_rps, utilisation):
                 admitted.append(capacity)
             elif book.wants_example(RejectReason.EXCEEDS_LOCAL_CAPACITY):
                 too_busy = local_capacity.one_stream(capacity.single_stream_rps, peak_rps, utilisation)
@@ -650,3 +663,16 @@ def _local(
 def _over_budget(total_usd: float, capex_usd: float, demand: ServingDemand, context: Context) -> bool:
     """What recommend._within_budgets will decide for a serving plan of this total and capex."""
     return exceeded_limit(total_usd / demand.months, capex_usd, context.constraints) is not None
+
+
+def _record_rejected(
+    book: RejectionBook, reason: RejectReason, rejected: Sequence[tuple[str, Rejection]]
+) -> None:
+    """Record each (accelerator id, rejection for `reason`) of an owned server while the book
+    wants examples of `reason`, and count the rest: the same book as recording each."""
+    shown = 0
+    while shown < len(rejected) and book.wants_example(reason):
+        accelerator_id, rejection = rejected[shown]
+        book.record(rejection, f"owned {accelerator_id}")
+        shown += 1
+    book.add_count(reason, len(rejected) - shown)
