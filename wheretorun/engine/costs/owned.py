@@ -45,7 +45,7 @@ from wheretorun.engine.costs.candidate import CostedCandidate, Line, PricedCandi
 from wheretorun.engine.costs.cloud import Layout, quantisation_risks
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.finance import CapitalSchedule, capital_schedule
-from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, fleet_staff_usd, staff_lines
+from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, fleet_staff_usd
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.rules.local_capacity import serves_one_stream
@@ -66,6 +66,7 @@ __all__ = [
     "lead_months",
     "owned_plan",
     "owned_sizing",
+    "owned_total",
     "owned_unit",
     "priced_local_plan",
     "priced_owned_plan",
@@ -211,7 +212,7 @@ class OwnedSizing:
     energy_usd: float  # accelerator energy at the served load
     served_rps_hours: float  # from delivery to the horizon's end
     bridged: Rental | None  # what serves the lead time
-    staff: tuple[Line, ...]  # the minimum per deployment and what the fleet adds (staff.py)
+    staff: tuple[tuple[str, float], ...]  # the staff lines' names and amounts (`_staff_amounts`)
     # the sum of the amounts, added once: the planner compares and filters on it
     _total_usd: float = field(init=False, default=0.0, compare=False, repr=False)
 
@@ -220,19 +221,7 @@ class OwnedSizing:
 
     def amounts(self) -> list[tuple[str, float]]:
         """The cost lines' names and amounts; their sum is the plan's total."""
-        unit, servers = self.unit, self.servers
-        amounts = [
-            ("hardware purchase", unit.capex_usd * servers * unit.schedule.purchases),
-            ("resale value", -unit.capex_usd * servers * unit.schedule.resale),
-            ("cost of capital", unit.capex_usd * servers * unit.schedule.cost_of_capital),
-            ("maintenance", unit.maintenance_usd * servers),
-            ("colocation", unit.colocation_usd * servers),
-            ("power", unit.idle_power_usd * servers + self.energy_usd),
-            *((line.name, line.usd) for line in self.staff),
-        ]
-        if self.bridged is not None:
-            amounts.append(("rental during lead time", self.bridged.total_usd))
-        return amounts
+        return _owned_amounts(self.unit, self.servers, self.energy_usd, self.staff, self.bridged)
 
     @property
     def total_usd(self) -> float:
@@ -241,6 +230,39 @@ class OwnedSizing:
     @property
     def capex_usd(self) -> float:
         return self.unit.capex_usd * self.servers
+
+
+def _owned_amounts(
+    unit: OwnedUnit,
+    servers: int,
+    energy_usd: float,
+    staff: Sequence[tuple[str, float]],
+    bridged: Rental | None,
+) -> list[tuple[str, float]]:
+    """An owned plan's cost lines' names and amounts (`OwnedSizing.amounts`, and the total that
+    `owned_total` adds from them without the sizing)."""
+    amounts = [
+        ("hardware purchase", unit.capex_usd * servers * unit.schedule.purchases),
+        ("resale value", -unit.capex_usd * servers * unit.schedule.resale),
+        ("cost of capital", unit.capex_usd * servers * unit.schedule.cost_of_capital),
+        ("maintenance", unit.maintenance_usd * servers),
+        ("colocation", unit.colocation_usd * servers),
+        ("power", unit.idle_power_usd * servers + energy_usd),
+        *staff,
+    ]
+    if bridged is not None:
+        amounts.append(("rental during lead time", bridged.total_usd))
+    return amounts
+
+
+def _staff_amounts(accelerators: int, months: int, assumptions: Assumptions) -> tuple[tuple[str, float], ...]:
+    """`staff_lines`' names and amounts for an owned deployment, without their notes (an owned
+    plan's staff lines carry none, owned_plan): the minimum, and what the fleet adds above it.
+    ~0.5 us against 5 for the lines with their notes, which the break-even wrote for each volume
+    (2026-12-05); tests/unit/test_owned_fleet.py holds it to `staff_lines`."""
+    fixed = assumptions.operations_staff_usd_per_month * months
+    scaled = fleet_staff_usd(accelerators, months, assumptions)
+    return ((STAFF, fixed), (SCALED_STAFF, scaled - fixed)) if scaled > fixed else ((STAFF, fixed),)
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,25 +289,42 @@ def owned_sizing(
     when already known; they do not depend on the demand)."""
     if unit is None:
         unit = owned_unit(entry, price, tdp_w, layout, assumptions)
-    planned = layout.capacity.requests_per_s * assumptions.target_utilisation
-    replicas = ceil_count(demand.peak_rps / planned) + demand.redundancy
-    served = demand.served_rps_hours(unit.lead_months)
-    lead = unit.lead_months
-    servers = max(ceil_count(replicas / layout.per_instance), 1)
+    servers, served, bridged = _sized(unit, demand, assumptions, bridge)
     return OwnedSizing(
         unit=unit,
         servers=servers,
         energy_usd=unit.energy_usd_per_rps_hour * served,
         served_rps_hours=served,
-        bridged=bridge(demand.head(lead)) if lead and bridge is not None else None,
-        staff=staff_lines(
-            assumptions.operations_staff_usd_per_month,
-            servers * layout.accelerators,
-            unit.schedule.in_service_months,
-            assumptions,
-            "owned deployment",
+        bridged=bridged,
+        staff=_staff_amounts(
+            servers * unit.layout.accelerators, unit.schedule.in_service_months, assumptions
         ),
     )
+
+
+def owned_total(
+    unit: OwnedUnit, demand: ServingDemand, assumptions: Assumptions, bridge: Bridge | None
+) -> float:
+    """`owned_sizing(...).total_usd` of `unit`'s servers, from the same amounts without the sizing
+    around them (what the break-even asks for each volume)."""
+    servers, served, bridged = _sized(unit, demand, assumptions, bridge)
+    staff = _staff_amounts(servers * unit.layout.accelerators, unit.schedule.in_service_months, assumptions)
+    amounts = _owned_amounts(unit, servers, unit.energy_usd_per_rps_hour * served, staff, bridged)
+    return added(usd for _, usd in amounts)
+
+
+def _sized(
+    unit: OwnedUnit, demand: ServingDemand, assumptions: Assumptions, bridge: Bridge | None
+) -> tuple[int, float, Rental | None]:
+    """Servers of `unit` for the peak of `demand`, the request-rate hours they serve, and the
+    rental that bridges their lead time."""
+    layout = unit.layout
+    planned = layout.capacity.requests_per_s * assumptions.target_utilisation
+    replicas = ceil_count(demand.peak_rps / planned) + demand.redundancy
+    served = demand.served_rps_hours(unit.lead_months)
+    lead = unit.lead_months
+    servers = max(ceil_count(replicas / layout.per_instance), 1)
+    return servers, served, bridge(demand.head(lead)) if lead and bridge is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,10 +468,8 @@ def owned_plan(
         reprice=lambda multiplier: owned_plan(
             entry, price, tdp_w, layout, model_id, demand.scaled(multiplier), assumptions, bridge
         ),
-        repriced_total_usd=lambda multiplier: (
-            owned_sizing(
-                entry, price, tdp_w, layout, demand.scaled(multiplier), assumptions, bridge, sizing.unit
-            ).total_usd
+        repriced_total_usd=lambda multiplier: owned_total(
+            sizing.unit, demand.scaled(multiplier), assumptions, bridge
         ),
     )
 
