@@ -451,13 +451,15 @@ def _owned(
     lead = deadline.lead_time(a.hardware_lead_time_months, a.horizon_months)
     if lead is not None:
         result.evaluated += len(entries) * len(precisions)
-        _record_rejected(book, lead.reason, [(entry.id, lead) for entry in entries for _ in precisions])
+        _record_rejected(
+            book, lead.reason, [(entry.id, lead) for entry in entries for _ in precisions], "owned"
+        )
         return
     fleet, columns, unsized_columns = _owned_fleet(capacities, precisions, entries, context)
     # recorded ahead of the budgets' rejections below: a sizing's reasons are never theirs, and a
     # reason's examples keep the order of its candidates
     for reason, rejected in unsized_columns:
-        _record_rejected(book, reason, rejected)
+        _record_rejected(book, reason, rejected, "owned")
     totals, capex, servers = fleet.totals(demand, bridge) or _each_sized(
         fleet, entries, columns, demand, context, bridge
     )
@@ -465,7 +467,7 @@ def _owned(
     totals_usd, capex_usd, counts = totals.tolist(), capex.tolist(), servers.tolist()
     months, constraints = demand.months, context.constraints
     result.evaluated += len(entries) * len(precisions)
-    bases: list[tuple[PricedCandidate, str, OwnedUnit]] = []
+    bases: list[tuple[PricedCandidate, AcceleratorEntry, OwnedUnit]] = []
     for entry, entry_columns in zip(entries, columns, strict=True):
         sized: list[tuple[float, int, int]] = []  # (total, precision order, column)
         for order, column in enumerate(entry_columns):
@@ -490,9 +492,19 @@ def _owned(
                 entry, price, tdp, server.layout, model.model_id, demand, a, bridge, chosen
             )
             result.plans.append(plan)
-            bases.append((plan, _base_unit(server.layout, entry), server))
-    # the hybrid's owned base: the cheapest server (only its plan is written here)
-    cheapest = sorted(bases, key=lambda base: (base[0].total_usd, base[1]))[:_BASES_PER_KIND]
+            bases.append((plan, entry, server))
+    if not bases:
+        return
+    # the hybrid's owned base: the cheapest server by total and name (only its plan is written
+    # here); names written only for the servers that cost no more than the last one kept
+    bases.sort(key=lambda base: base[0].total_usd)
+    last = bases[min(_BASES_PER_KIND, len(bases)) - 1][0].total_usd
+    named = [
+        (plan, _base_unit(server.layout, entry), server)
+        for plan, entry, server in bases
+        if plan.total_usd <= last
+    ]
+    cheapest = sorted(named, key=lambda base: (base[0].total_usd, base[1]))[:_BASES_PER_KIND]
     for plan, unit_name, server in cheapest:
         result.bases.append(_owned_base(plan.written(), unit_name, server, a))
 
@@ -625,16 +637,15 @@ def _local(
     # serve (the same `unsized` rejection), remembered with the capacity table: finding the reason
     # (offers.sizing_failure) for each card every request cost ~4 us a card (2026-12-05)
     cards = iter(server_layouts(capacities, [(entry.id, 1, p) for entry in entries for p in precisions]))
+    # recorded after the loop, by reason (a card's reasons are never `exceeds_local_capacity`)
+    unsized_cards: dict[RejectReason, list[tuple[str, Rejection]]] = {}
     for entry in entries:
         price, tdp = context.snapshot.hardware_prices[entry.id], _tdp(entry)
         admitted: list[ReplicaCapacity] = []
         for _ in precisions:
             card = next(cards)
             if isinstance(card, Rejection):
-                if book.wants_example(card.reason):
-                    book.record(card, f"local {entry.id}")
-                else:
-                    book.add_count(card.reason, 1)
+                unsized_cards.setdefault(card.reason, []).append((entry.id, card))
                 continue
             capacity = card.capacity
             if local_capacity.serves_one_stream(capacity.single_stream_rps, peak_rps, utilisation):
@@ -658,6 +669,8 @@ def _local(
                 )
                 assert plan is not None, "local_capacity.one_stream admitted it"
                 result.plans.append(plan)
+    for reason, rejected in unsized_cards.items():
+        _record_rejected(book, reason, rejected, "local")
 
 
 def _over_budget(total_usd: float, capex_usd: float, demand: ServingDemand, context: Context) -> bool:
@@ -666,13 +679,14 @@ def _over_budget(total_usd: float, capex_usd: float, demand: ServingDemand, cont
 
 
 def _record_rejected(
-    book: RejectionBook, reason: RejectReason, rejected: Sequence[tuple[str, Rejection]]
+    book: RejectionBook, reason: RejectReason, rejected: Sequence[tuple[str, Rejection]], kind: str
 ) -> None:
-    """Record each (accelerator id, rejection for `reason`) of an owned server while the book
-    wants examples of `reason`, and count the rest: the same book as recording each."""
+    """Record each (accelerator id, rejection for `reason`) of an owned server or local card
+    (`kind`) while the book wants examples of `reason`, and count the rest: the same book as
+    recording each."""
     shown = 0
     while shown < len(rejected) and book.wants_example(reason):
         accelerator_id, rejection = rejected[shown]
-        book.record(rejection, f"owned {accelerator_id}")
+        book.record(rejection, f"{kind} {accelerator_id}")
         shown += 1
     book.add_count(reason, len(rejected) - shown)
