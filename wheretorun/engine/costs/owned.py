@@ -510,8 +510,8 @@ def _owned_setup(
         accelerators=servers * layout.accelerators,
         accelerators_per_replica=layout.capacity.accelerators,
         replicas=servers * layout.per_instance,
-        precision=layout.capacity.precision.value,
-        serving_engine=assumptions.serving_engine.value,
+        precision=layout.capacity.precision._value_,  # `.value` of a StrEnum: 33 ns against 245
+        serving_engine=assumptions.serving_engine._value_,  # (a plan's setup; 2026-12-05)
     )
 
 
@@ -659,8 +659,8 @@ def _local_setup(entry: AcceleratorEntry, capacity: ReplicaCapacity, model_id: s
         accelerators=1,
         accelerators_per_replica=1,
         replicas=1,
-        precision=capacity.precision.value,
-        serving_engine=a.serving_engine.value,
+        precision=capacity.precision._value_,  # `.value`, faster (_owned_setup)
+        serving_engine=a.serving_engine._value_,
     )
 
 
