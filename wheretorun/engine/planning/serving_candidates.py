@@ -470,9 +470,7 @@ def _owned(
     bases: list[tuple[PricedCandidate, AcceleratorEntry, OwnedUnit]] = []
     for entry, entry_columns in zip(entries, columns, strict=True):
         sized: list[tuple[float, int, int]] = []  # (total, precision order, column)
-        for order, column in enumerate(entry_columns):
-            if isinstance(column, Rejection):  # recorded above
-                continue
+        for order, column in entry_columns:
             total = totals_usd[column]
             over = exceeded_limit(total / months, capex_usd[column], constraints)
             if over is not None:
@@ -522,18 +520,18 @@ def _each_sized(
     servers = np.full(len(fleet.units), math.nan)
     for entry, entry_columns in zip(entries, columns, strict=True):
         price, tdp = context.snapshot.hardware_prices[entry.id], _tdp(entry)
-        for column in entry_columns:
-            if isinstance(column, int):
-                server = fleet.units[column]
-                sizing = owned_sizing(
-                    entry, price, tdp, server.layout, demand, context.assumptions, bridge, server
-                )
-                totals[column], capex[column] = sizing.total_usd, sizing.capex_usd
-                servers[column] = sizing.servers
+        for _, column in entry_columns:
+            server = fleet.units[column]
+            sizing = owned_sizing(
+                entry, price, tdp, server.layout, demand, context.assumptions, bridge, server
+            )
+            totals[column], capex[column] = sizing.total_usd, sizing.capex_usd
+            servers[column] = sizing.servers
     return totals, capex, servers
 
 
-_Columns = tuple[tuple[int | Rejection, ...], ...]  # per accelerator, per precision
+# per accelerator, the (precision order, fleet column) of each precision with a server
+_Columns = tuple[tuple[tuple[int, int], ...], ...]
 # each reason the columns without a server have, with their (accelerator id, rejection) in order
 _Unsized = tuple[tuple[RejectReason, tuple[tuple[str, Rejection], ...]], ...]
 _FLEETS: RecentResults[tuple[OwnedFleet, _Columns, _Unsized]] = RecentResults(kept=16)
@@ -542,8 +540,8 @@ _FLEETS: RecentResults[tuple[OwnedFleet, _Columns, _Unsized]] = RecentResults(ke
 def _owned_fleet(
     capacities: CapacityTable, precisions: list[Precision], entries: list[AcceleratorEntry], context: Context
 ) -> tuple[OwnedFleet, _Columns, _Unsized]:
-    """The servers of every (accelerator, precision) that has a layout, for each accelerator
-    and precision its column in the fleet or why it has none, and those without one by reason
+    """The servers of every (accelerator, precision) that has a layout, for each accelerator the
+    precisions with one and their columns in the fleet, and those without one by reason
     (counted in bulk: 52 of each model in the 70B chat example); remembered for the last few
     capacity tables, catalogs' hardware prices and accelerators (by identity) and precisions and
     assumptions (by value): none of it depends on the demand."""
@@ -565,17 +563,16 @@ def _new_fleet(
     keys = [(entry.id, server_size(entry, a), precision) for entry in entries for precision in precisions]
     layouts = iter(server_layouts(capacities, keys))
     units: list[OwnedUnit] = []
-    columns: list[tuple[int | Rejection, ...]] = []
+    columns: list[tuple[tuple[int, int], ...]] = []
     unsized_columns: dict[RejectReason, list[tuple[str, Rejection]]] = {}
     for entry in entries:
-        entry_columns: list[int | Rejection] = []
-        for _ in precisions:
+        entry_columns: list[tuple[int, int]] = []
+        for order in range(len(precisions)):
             layout = next(layouts)
             if isinstance(layout, Rejection):
-                entry_columns.append(layout)
                 unsized_columns.setdefault(layout.reason, []).append((entry.id, layout))
                 continue
-            entry_columns.append(len(units))
+            entry_columns.append((order, len(units)))
             units.append(owned_unit(entry, prices[entry.id], _tdp(entry), layout, a))
         columns.append(tuple(entry_columns))
     by_reason = tuple((reason, tuple(rejected)) for reason, rejected in unsized_columns.items())
