@@ -429,10 +429,14 @@ def owned_plan(
     assumptions: Assumptions,
     bridge: Bridge | None,
     sizing: OwnedSizing | None = None,
+    setup: Setup | None = None,
 ) -> CostedCandidate:
-    """Serving `model_id` on owned servers for the horizon (`sizing`, when already computed)."""
+    """Serving `model_id` on owned servers for the horizon (`sizing` and `setup`, when already
+    known: a priced plan's setup is the plan's)."""
     if sizing is None:
         sizing = owned_sizing(entry, price, tdp_w, layout, demand, assumptions, bridge)
+    if setup is None:
+        setup = _owned_setup(entry, layout, sizing.servers, model_id, assumptions)
     unit, servers, capacity = sizing.unit, sizing.servers, layout.capacity
     months_in_service = unit.schedule.in_service_months
     notes = {
@@ -456,7 +460,7 @@ def owned_plan(
     return CostedCandidate(
         option=OptionKind.OWNED,
         label=_owned_label(entry, layout, sizing.servers),
-        setup=_owned_setup(entry, layout, sizing.servers, model_id, assumptions),
+        setup=setup,
         lines=lines,
         months=demand.months,
         capex_usd=sizing.capex_usd,
@@ -529,14 +533,16 @@ def priced_owned_plan(
     """`owned_plan` priced from the servers' count and total (`OwnedFleet.totals` gives them for
     every server at once), its sizing and plan written only when it is shown."""
 
+    setup = _owned_setup(entry, layout, sized.servers, model_id, assumptions)
+
     def write() -> CostedCandidate:
         sizing = owned_sizing(entry, price, tdp_w, layout, demand, assumptions, bridge, sized.unit)
-        return owned_plan(entry, price, tdp_w, layout, model_id, demand, assumptions, bridge, sizing)
+        return owned_plan(entry, price, tdp_w, layout, model_id, demand, assumptions, bridge, sizing, setup)
 
     return PricedCandidate(
         option=OptionKind.OWNED,
         label=_owned_label(entry, layout, sized.servers),
-        setup=_owned_setup(entry, layout, sized.servers, model_id, assumptions),
+        setup=setup,
         total_usd=sized.total_usd,
         months=demand.months,
         capex_usd=sized.unit.capex_usd * sized.servers,
@@ -680,15 +686,17 @@ def priced_local_plan(
     if total is None:
         return None
 
+    setup = _local_setup(entry, capacity, model_id, assumptions)
+
     def write() -> CostedCandidate:
-        plan = local_plan(entry, price, tdp_w, capacity, model_id, demand, assumptions)
+        plan = local_plan(entry, price, tdp_w, capacity, model_id, demand, assumptions, setup)
         assert plan is not None, "priced: it serves the peak with one stream"
         return plan
 
     return PricedCandidate(
         option=OptionKind.LOCAL,
         label=f"local {entry.id}",
-        setup=_local_setup(entry, capacity, model_id, assumptions),
+        setup=setup,
         total_usd=total,
         months=demand.months,
         capex_usd=price.usd_per_accelerator,
@@ -704,8 +712,10 @@ def local_plan(
     model_id: str,
     demand: ServingDemand,
     assumptions: Assumptions,
+    setup: Setup | None = None,
 ) -> CostedCandidate | None:
-    """One local card serving one user; None when the peak needs more than one stream."""
+    """One local card serving one user; None when the peak needs more than one stream (`setup`:
+    its priced plan's, when priced first)."""
     a = assumptions
     lines = local_lines(entry, price, tdp_w, capacity, demand, a)
     if lines is None:
@@ -725,7 +735,7 @@ def local_plan(
     return CostedCandidate(
         option=OptionKind.LOCAL,
         label=f"local {entry.id}",
-        setup=_local_setup(entry, capacity, model_id, a),
+        setup=_local_setup(entry, capacity, model_id, a) if setup is None else setup,
         lines=lines,
         months=demand.months,
         capex_usd=card,
