@@ -41,7 +41,7 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import REPLICA_SIZES, CapacityTable, ReplicaCapacity
 from wheretorun.engine.catalog import AcceleratorEntry, HardwarePrice
 from wheretorun.engine.costs.arrays import FloatArray, ceil_array, ceil_count, read_only
-from wheretorun.engine.costs.candidate import CostedCandidate, Line, PricedCandidate, added, lines_total
+from wheretorun.engine.costs.candidate import CostedCandidate, Line, PricedCandidate, added
 from wheretorun.engine.costs.cloud import Layout, quantisation_risks
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.finance import CapitalSchedule, capital_schedule
@@ -213,15 +213,19 @@ class OwnedSizing:
     served_rps_hours: float  # from delivery to the horizon's end
     bridged: Rental | None  # what serves the lead time
     staff: tuple[tuple[str, float], ...]  # the staff lines' names and amounts (`_staff_amounts`)
-    # the sum of the amounts, added once: the planner compares and filters on it
+    # the amounts and their sum, worked out once: the planner compares and filters on the sum, and
+    # a plan written from the sizing reads both
+    _amounts: tuple[tuple[str, float], ...] = field(init=False, default=(), compare=False, repr=False)
     _total_usd: float = field(init=False, default=0.0, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_total_usd", added(usd for _, usd in self.amounts()))
+        amounts = _owned_amounts(self.unit, self.servers, self.energy_usd, self.staff, self.bridged)
+        object.__setattr__(self, "_amounts", tuple(amounts))
+        object.__setattr__(self, "_total_usd", added(usd for _, usd in amounts))
 
-    def amounts(self) -> list[tuple[str, float]]:
+    def amounts(self) -> tuple[tuple[str, float], ...]:
         """The cost lines' names and amounts; their sum is the plan's total."""
-        return _owned_amounts(self.unit, self.servers, self.energy_usd, self.staff, self.bridged)
+        return self._amounts
 
     @property
     def total_usd(self) -> float:
@@ -450,10 +454,10 @@ def owned_plan(
     }
     if sizing.bridged is not None:
         notes["rental during lead time"] = f"{unit.lead_months} months on {sizing.bridged.label}"
-    lines = tuple(Line(name, usd, notes.get(name, "")) for name, usd in sizing.amounts())
+    lines = tuple([Line(name, usd, notes.get(name, "")) for name, usd in sizing.amounts()])
     raw_capacity_hours = servers * unit.planned_rps * assumptions.hours_per_month * months_in_service
     utilisation = sizing.served_rps_hours / raw_capacity_hours if raw_capacity_hours else None
-    total = lines_total(lines)
+    total = sizing.total_usd  # lines_total(lines): the same amounts added in the same order
     opex = sum(
         line.usd for line in lines if line.name in ("maintenance", "colocation", "power", STAFF, SCALED_STAFF)
     )
