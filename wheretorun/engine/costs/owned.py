@@ -100,10 +100,12 @@ def server_capex_usd(price: HardwarePrice, accelerators: int, assumptions: Assum
     return accelerators * price.usd_per_accelerator * (1 + overhead)
 
 
-def server_price_note(price: HardwarePrice, assumptions: Assumptions) -> str:
+def server_price_note(price: HardwarePrice, assumptions: Assumptions, described: str | None = None) -> str:
+    """The price a server's capex comes from (`described`: `price.describe()`, when at hand)."""
+    described = price.describe() if described is None else described
     if price.includes_server:
-        return f"{price.describe()}; no server overhead added"
-    return f"{price.describe()} + {assumptions.server_overhead_fraction:.0%} server"
+        return f"{described}; no server overhead added"
+    return f"{described} + {assumptions.server_overhead_fraction:.0%} server"
 
 
 def server_size(entry: AcceleratorEntry, assumptions: Assumptions) -> int:
@@ -443,9 +445,10 @@ def owned_plan(
         setup = _owned_setup(entry, layout, sizing.servers, model_id, assumptions)
     unit, servers, capacity = sizing.unit, sizing.servers, layout.capacity
     months_in_service = unit.schedule.in_service_months
+    described = price.describe()  # once for the note and the source (1.3 us each, 2026-12-05)
     notes = {
         "hardware purchase": f"{servers} server(s) x {layout.accelerators} x {entry.id} at "
-        f"{server_price_note(price, assumptions)} = "
+        f"{server_price_note(price, assumptions, described)} = "
         f"${unit.capex_usd / layout.accelerators:,.0f} per accelerator; "
         f"{unit.schedule.purchases} purchase(s) in the horizon",
         "resale value": "residual or book value",
@@ -483,7 +486,7 @@ def owned_plan(
         ),
         usd_per_accelerator_hour=total
         / (servers * layout.accelerators * assumptions.hours_per_month * demand.months),
-        price_source=f"purchase price {price.describe()}: {price.source}",
+        price_source=f"purchase price {described}: {price.source}",
         reprice=lambda multiplier: owned_plan(
             entry, price, tdp_w, layout, model_id, demand.scaled(multiplier), assumptions, bridge
         ),
