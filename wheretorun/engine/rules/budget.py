@@ -30,6 +30,8 @@ def exceeded_limit(usd_per_month: float, capex_usd: float, constraints: Constrai
 
 def over_limits(usd_per_month: float, capex_usd: float, constraints: Constraints) -> Rejection | None:
     """`over_budget` above `max_usd_per_month`, then `over_capex` above `max_capex_usd`."""
+    if constraints.max_usd_per_month is None and constraints.max_capex_usd is None:
+        return None  # no limits (most requests): without exceeded_limit's call, ~100 a request
     reason = exceeded_limit(usd_per_month, capex_usd, constraints)
     if reason is RejectReason.OVER_BUDGET:
         return Rejection(reason, f"${usd_per_month:,.0f} a month > ${constraints.max_usd_per_month:,.0f}")
