@@ -57,7 +57,7 @@ from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.rules import context_window, deadline, first_failing, local_capacity
-from wheretorun.engine.rules.budget import exceeded_limit, over_limits
+from wheretorun.engine.rules.budget import over_limits
 from wheretorun.engine.rules.constraints import precision_floor
 from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.rules.spot_fallback import spot_fallback
@@ -472,14 +472,9 @@ def _owned(
         sized: list[tuple[float, int, int]] = []  # (total, precision order, column)
         for order, column in entry_columns:
             total = totals_usd[column]
-            over = exceeded_limit(total / months, capex_usd[column], constraints)
+            over = over_limits(total / months, capex_usd[column], constraints)
             if over is not None:
-                if book.wants_example(over):
-                    rejection = over_limits(total / months, capex_usd[column], constraints)
-                    assert rejection is not None, "exceeded_limit found the same limit"
-                    book.record(rejection, f"owned {entry.id} at {precisions[order].value}")
-                else:
-                    book.add_count(over, 1)
+                book.record(over, f"owned {entry.id} at {precisions[order].value}")
                 continue
             sized.append((total, order, column))
         if sized:
@@ -672,7 +667,7 @@ def _local(
 
 def _over_budget(total_usd: float, capex_usd: float, demand: ServingDemand, context: Context) -> bool:
     """What recommend._within_budgets will decide for a serving plan of this total and capex."""
-    return exceeded_limit(total_usd / demand.months, capex_usd, context.constraints) is not None
+    return over_limits(total_usd / demand.months, capex_usd, context.constraints) is not None
 
 
 def _record_rejected(
