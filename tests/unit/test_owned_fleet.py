@@ -1,6 +1,7 @@
 """Owned servers sized all at once (`OwnedFleet.totals`) cost exactly what each costs sized on
 its own (`owned_sizing`), for any demand, to the last bit: the serving planner ranks and filters
-owned servers on the fleet's totals and writes up only the cheapest."""
+owned servers on the fleet's totals and writes up only the cheapest. The break-even's totals
+(`owned_total`) are the sizing's too, and its staff amounts are `staff_lines`'."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.caches import clear_caches
 from wheretorun.engine.costs import cloud
 from wheretorun.engine.costs.demand import ServingDemand
-from wheretorun.engine.costs.owned import OwnedFleet, Rental, owned_sizing, owned_unit
+from wheretorun.engine.costs.owned import OwnedFleet, Rental, owned_sizing, owned_total, owned_unit
+from wheretorun.engine.costs.staff import staff_lines
 from wheretorun.engine.recommend import recommend
 from wheretorun.engine.workload import Constraints, InferenceWorkload, OptionKind
 
@@ -94,6 +96,15 @@ def test_the_fleets_totals_are_each_servers_own_sizing(
         assert float(total) == alone.total_usd  # exactly: the planner ranks on one, answers the other
         assert float(fleet_capex) == alone.capex_usd
         assert count == alone.servers
+        assert owned_total(unit, demand, assumptions, bridge) == alone.total_usd
+        lines = staff_lines(
+            staff_usd,
+            alone.servers * layout.accelerators,
+            unit.schedule.in_service_months,
+            assumptions,
+            "owned deployment",
+        )
+        assert alone.staff == tuple((line.name, line.usd) for line in lines)
 
 
 def test_an_empty_fleet_has_no_totals() -> None:

@@ -41,14 +41,14 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.capacity import REPLICA_SIZES, CapacityTable, ReplicaCapacity
 from wheretorun.engine.catalog import AcceleratorEntry, HardwarePrice
 from wheretorun.engine.costs.arrays import FloatArray, ceil_array, ceil_count, read_only
-from wheretorun.engine.costs.candidate import CostedCandidate, Line, PricedCandidate, added, lines_total
+from wheretorun.engine.costs.candidate import CostedCandidate, Line, PricedCandidate, added
 from wheretorun.engine.costs.cloud import Layout, quantisation_risks
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.finance import CapitalSchedule, capital_schedule
-from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, fleet_staff_usd, staff_lines
+from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, fleet_staff_usd
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import Setup
-from wheretorun.engine.rules.local_capacity import one_stream
+from wheretorun.engine.rules.local_capacity import serves_one_stream
 from wheretorun.engine.workload import OptionKind
 
 __all__ = [
@@ -62,9 +62,11 @@ __all__ = [
     "local_lines",
     "local_plan",
     "local_total",
+    "local_totals",
     "lead_months",
     "owned_plan",
     "owned_sizing",
+    "owned_total",
     "owned_unit",
     "priced_local_plan",
     "priced_owned_plan",
@@ -98,10 +100,12 @@ def server_capex_usd(price: HardwarePrice, accelerators: int, assumptions: Assum
     return accelerators * price.usd_per_accelerator * (1 + overhead)
 
 
-def server_price_note(price: HardwarePrice, assumptions: Assumptions) -> str:
+def server_price_note(price: HardwarePrice, assumptions: Assumptions, described: str | None = None) -> str:
+    """The price a server's capex comes from (`described`: `price.describe()`, when at hand)."""
+    described = price.describe() if described is None else described
     if price.includes_server:
-        return f"{price.describe()}; no server overhead added"
-    return f"{price.describe()} + {assumptions.server_overhead_fraction:.0%} server"
+        return f"{described}; no server overhead added"
+    return f"{described} + {assumptions.server_overhead_fraction:.0%} server"
 
 
 def server_size(entry: AcceleratorEntry, assumptions: Assumptions) -> int:
@@ -210,28 +214,20 @@ class OwnedSizing:
     energy_usd: float  # accelerator energy at the served load
     served_rps_hours: float  # from delivery to the horizon's end
     bridged: Rental | None  # what serves the lead time
-    staff: tuple[Line, ...]  # the minimum per deployment and what the fleet adds (staff.py)
-    # the sum of the amounts, added once: the planner compares and filters on it
+    staff: tuple[tuple[str, float], ...]  # the staff lines' names and amounts (`_staff_amounts`)
+    # the amounts and their sum, worked out once: the planner compares and filters on the sum, and
+    # a plan written from the sizing reads both
+    _amounts: tuple[tuple[str, float], ...] = field(init=False, default=(), compare=False, repr=False)
     _total_usd: float = field(init=False, default=0.0, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_total_usd", added(usd for _, usd in self.amounts()))
+        amounts = _owned_amounts(self.unit, self.servers, self.energy_usd, self.staff, self.bridged)
+        object.__setattr__(self, "_amounts", tuple(amounts))
+        object.__setattr__(self, "_total_usd", added(usd for _, usd in amounts))
 
-    def amounts(self) -> list[tuple[str, float]]:
+    def amounts(self) -> tuple[tuple[str, float], ...]:
         """The cost lines' names and amounts; their sum is the plan's total."""
-        unit, servers = self.unit, self.servers
-        amounts = [
-            ("hardware purchase", unit.capex_usd * servers * unit.schedule.purchases),
-            ("resale value", -unit.capex_usd * servers * unit.schedule.resale),
-            ("cost of capital", unit.capex_usd * servers * unit.schedule.cost_of_capital),
-            ("maintenance", unit.maintenance_usd * servers),
-            ("colocation", unit.colocation_usd * servers),
-            ("power", unit.idle_power_usd * servers + self.energy_usd),
-            *((line.name, line.usd) for line in self.staff),
-        ]
-        if self.bridged is not None:
-            amounts.append(("rental during lead time", self.bridged.total_usd))
-        return amounts
+        return self._amounts
 
     @property
     def total_usd(self) -> float:
@@ -240,6 +236,39 @@ class OwnedSizing:
     @property
     def capex_usd(self) -> float:
         return self.unit.capex_usd * self.servers
+
+
+def _owned_amounts(
+    unit: OwnedUnit,
+    servers: int,
+    energy_usd: float,
+    staff: Sequence[tuple[str, float]],
+    bridged: Rental | None,
+) -> list[tuple[str, float]]:
+    """An owned plan's cost lines' names and amounts (`OwnedSizing.amounts`, and the total that
+    `owned_total` adds from them without the sizing)."""
+    amounts = [
+        ("hardware purchase", unit.capex_usd * servers * unit.schedule.purchases),
+        ("resale value", -unit.capex_usd * servers * unit.schedule.resale),
+        ("cost of capital", unit.capex_usd * servers * unit.schedule.cost_of_capital),
+        ("maintenance", unit.maintenance_usd * servers),
+        ("colocation", unit.colocation_usd * servers),
+        ("power", unit.idle_power_usd * servers + energy_usd),
+        *staff,
+    ]
+    if bridged is not None:
+        amounts.append(("rental during lead time", bridged.total_usd))
+    return amounts
+
+
+def _staff_amounts(accelerators: int, months: int, assumptions: Assumptions) -> tuple[tuple[str, float], ...]:
+    """`staff_lines`' names and amounts for an owned deployment, without their notes (an owned
+    plan's staff lines carry none, owned_plan): the minimum, and what the fleet adds above it.
+    ~0.5 us against 5 for the lines with their notes, which the break-even wrote for each volume
+    (2026-12-05); tests/unit/test_owned_fleet.py holds it to `staff_lines`."""
+    fixed = assumptions.operations_staff_usd_per_month * months
+    scaled = fleet_staff_usd(accelerators, months, assumptions)
+    return ((STAFF, fixed), (SCALED_STAFF, scaled - fixed)) if scaled > fixed else ((STAFF, fixed),)
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,25 +295,42 @@ def owned_sizing(
     when already known; they do not depend on the demand)."""
     if unit is None:
         unit = owned_unit(entry, price, tdp_w, layout, assumptions)
-    planned = layout.capacity.requests_per_s * assumptions.target_utilisation
-    replicas = ceil_count(demand.peak_rps / planned) + demand.redundancy
-    served = demand.served_rps_hours(unit.lead_months)
-    lead = unit.lead_months
-    servers = max(ceil_count(replicas / layout.per_instance), 1)
+    servers, served, bridged = _sized(unit, demand, assumptions, bridge)
     return OwnedSizing(
         unit=unit,
         servers=servers,
         energy_usd=unit.energy_usd_per_rps_hour * served,
         served_rps_hours=served,
-        bridged=bridge(demand.head(lead)) if lead and bridge is not None else None,
-        staff=staff_lines(
-            assumptions.operations_staff_usd_per_month,
-            servers * layout.accelerators,
-            unit.schedule.in_service_months,
-            assumptions,
-            "owned deployment",
+        bridged=bridged,
+        staff=_staff_amounts(
+            servers * unit.layout.accelerators, unit.schedule.in_service_months, assumptions
         ),
     )
+
+
+def owned_total(
+    unit: OwnedUnit, demand: ServingDemand, assumptions: Assumptions, bridge: Bridge | None
+) -> float:
+    """`owned_sizing(...).total_usd` of `unit`'s servers, from the same amounts without the sizing
+    around them (what the break-even asks for each volume)."""
+    servers, served, bridged = _sized(unit, demand, assumptions, bridge)
+    staff = _staff_amounts(servers * unit.layout.accelerators, unit.schedule.in_service_months, assumptions)
+    amounts = _owned_amounts(unit, servers, unit.energy_usd_per_rps_hour * served, staff, bridged)
+    return added(usd for _, usd in amounts)
+
+
+def _sized(
+    unit: OwnedUnit, demand: ServingDemand, assumptions: Assumptions, bridge: Bridge | None
+) -> tuple[int, float, Rental | None]:
+    """Servers of `unit` for the peak of `demand`, the request-rate hours they serve, and the
+    rental that bridges their lead time."""
+    layout = unit.layout
+    planned = layout.capacity.requests_per_s * assumptions.target_utilisation
+    replicas = ceil_count(demand.peak_rps / planned) + demand.redundancy
+    served = demand.served_rps_hours(unit.lead_months)
+    lead = unit.lead_months
+    servers = max(ceil_count(replicas / layout.per_instance), 1)
+    return servers, served, bridge(demand.head(lead)) if lead and bridge is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,6 +355,9 @@ class OwnedFleet:
     idle_power_usd: FloatArray
     energy_usd_per_rps_hour: FloatArray
     in_service_months: FloatArray
+    # figures of the totals that do not depend on the demand, worked out once (the same operations)
+    negated_capex_usd: FloatArray  # -capex_usd: the resale's sign
+    fixed_staff_usd: FloatArray  # the staff minimum over the months in service
     assumptions: Assumptions  # the units were bought under them
 
     @classmethod
@@ -318,6 +367,13 @@ class OwnedFleet:
             read_only(array)
             return array
 
+        capex_usd = column([u.capex_usd for u in units])
+        in_service_months = column([u.schedule.in_service_months for u in units])
+        negated_capex_usd, fixed_staff_usd = (
+            -capex_usd,
+            assumptions.operations_staff_usd_per_month * in_service_months,
+        )
+        read_only(negated_capex_usd, fixed_staff_usd)
         return cls(
             units=tuple(units),
             planned_rps=column(
@@ -325,7 +381,7 @@ class OwnedFleet:
             ),
             replicas_per_server=column([u.layout.per_instance for u in units]),
             accelerators=column([u.layout.accelerators for u in units]),
-            capex_usd=column([u.capex_usd for u in units]),
+            capex_usd=capex_usd,
             purchases=column([u.schedule.purchases for u in units]),
             resale=column([u.schedule.resale for u in units]),
             cost_of_capital=column([u.schedule.cost_of_capital for u in units]),
@@ -333,7 +389,9 @@ class OwnedFleet:
             colocation_usd=column([u.colocation_usd for u in units]),
             idle_power_usd=column([u.idle_power_usd for u in units]),
             energy_usd_per_rps_hour=column([u.energy_usd_per_rps_hour for u in units]),
-            in_service_months=column([u.schedule.in_service_months for u in units]),
+            in_service_months=in_service_months,
+            negated_capex_usd=negated_capex_usd,
+            fixed_staff_usd=fixed_staff_usd,
             assumptions=assumptions,
         )
 
@@ -345,26 +403,25 @@ class OwnedFleet:
         longer holds every whole count and the sizing's integer arithmetic could round otherwise
         (size each server on its own there)."""
         replicas = ceil_array(demand.peak_rps / self.planned_rps) + demand.redundancy
-        if np.any(replicas >= _EXACT_WHOLE_FLOATS):
+        if (replicas >= _EXACT_WHOLE_FLOATS).any():
             return None
         servers = np.maximum(ceil_array(replicas / self.replicas_per_server), 1.0)
         a, lead = self.assumptions, lead_months(self.assumptions)
         bought = self.capex_usd * servers
-        fixed_staff = a.operations_staff_usd_per_month * self.in_service_months
+        fixed_staff = self.fixed_staff_usd
         scaled_staff = fleet_staff_usd(servers * self.accelerators, self.in_service_months, a)
+        # added in place, the same sums in the same order (~25 us a fleet, 2026-12-05)
         total = bought * self.purchases
-        total = total + -self.capex_usd * servers * self.resale
-        total = total + bought * self.cost_of_capital
-        total = total + self.maintenance_usd * servers
-        total = total + self.colocation_usd * servers
-        total = total + (
-            self.idle_power_usd * servers + self.energy_usd_per_rps_hour * demand.served_rps_hours(lead)
-        )
-        total = total + fixed_staff
-        total = total + np.where(scaled_staff > fixed_staff, scaled_staff - fixed_staff, 0.0)
+        total += self.negated_capex_usd * servers * self.resale
+        total += bought * self.cost_of_capital
+        total += self.maintenance_usd * servers
+        total += self.colocation_usd * servers
+        total += self.idle_power_usd * servers + self.energy_usd_per_rps_hour * demand.served_rps_hours(lead)
+        total += fixed_staff
+        total += np.where(scaled_staff > fixed_staff, scaled_staff - fixed_staff, 0.0)
         bridged = bridge(demand.head(lead)) if lead and bridge is not None else None
         if bridged is not None:
-            total = total + bridged.total_usd
+            total += bridged.total_usd
         return total, bought, servers
 
 
@@ -378,15 +435,20 @@ def owned_plan(
     assumptions: Assumptions,
     bridge: Bridge | None,
     sizing: OwnedSizing | None = None,
+    setup: Setup | None = None,
 ) -> CostedCandidate:
-    """Serving `model_id` on owned servers for the horizon (`sizing`, when already computed)."""
+    """Serving `model_id` on owned servers for the horizon (`sizing` and `setup`, when already
+    known: a priced plan's setup is the plan's)."""
     if sizing is None:
         sizing = owned_sizing(entry, price, tdp_w, layout, demand, assumptions, bridge)
+    if setup is None:
+        setup = _owned_setup(entry, layout, sizing.servers, model_id, assumptions)
     unit, servers, capacity = sizing.unit, sizing.servers, layout.capacity
     months_in_service = unit.schedule.in_service_months
+    described = price.describe()  # once for the note and the source (1.3 us each, 2026-12-05)
     notes = {
         "hardware purchase": f"{servers} server(s) x {layout.accelerators} x {entry.id} at "
-        f"{server_price_note(price, assumptions)} = "
+        f"{server_price_note(price, assumptions, described)} = "
         f"${unit.capex_usd / layout.accelerators:,.0f} per accelerator; "
         f"{unit.schedule.purchases} purchase(s) in the horizon",
         "resale value": "residual or book value",
@@ -395,17 +457,17 @@ def owned_plan(
     }
     if sizing.bridged is not None:
         notes["rental during lead time"] = f"{unit.lead_months} months on {sizing.bridged.label}"
-    lines = tuple(Line(name, usd, notes.get(name, "")) for name, usd in sizing.amounts())
+    lines = tuple([Line(name, usd, notes.get(name, "")) for name, usd in sizing.amounts()])
     raw_capacity_hours = servers * unit.planned_rps * assumptions.hours_per_month * months_in_service
     utilisation = sizing.served_rps_hours / raw_capacity_hours if raw_capacity_hours else None
-    total = lines_total(lines)
+    total = sizing.total_usd  # lines_total(lines): the same amounts added in the same order
     opex = sum(
         line.usd for line in lines if line.name in ("maintenance", "colocation", "power", STAFF, SCALED_STAFF)
     )
     return CostedCandidate(
         option=OptionKind.OWNED,
         label=_owned_label(entry, layout, sizing.servers),
-        setup=_owned_setup(entry, layout, sizing.servers, model_id, assumptions),
+        setup=setup,
         lines=lines,
         months=demand.months,
         capex_usd=sizing.capex_usd,
@@ -424,14 +486,12 @@ def owned_plan(
         ),
         usd_per_accelerator_hour=total
         / (servers * layout.accelerators * assumptions.hours_per_month * demand.months),
-        price_source=f"purchase price {price.describe()}: {price.source}",
+        price_source=f"purchase price {described}: {price.source}",
         reprice=lambda multiplier: owned_plan(
             entry, price, tdp_w, layout, model_id, demand.scaled(multiplier), assumptions, bridge
         ),
-        repriced_total_usd=lambda multiplier: (
-            owned_sizing(
-                entry, price, tdp_w, layout, demand.scaled(multiplier), assumptions, bridge, sizing.unit
-            ).total_usd
+        repriced_total_usd=lambda multiplier: owned_total(
+            sizing.unit, demand.scaled(multiplier), assumptions, bridge
         ),
     )
 
@@ -461,8 +521,8 @@ def _owned_setup(
         accelerators=servers * layout.accelerators,
         accelerators_per_replica=layout.capacity.accelerators,
         replicas=servers * layout.per_instance,
-        precision=layout.capacity.precision.value,
-        serving_engine=assumptions.serving_engine.value,
+        precision=layout.capacity.precision._value_,  # `.value` of a StrEnum: 33 ns against 245
+        serving_engine=assumptions.serving_engine._value_,  # (a plan's setup; 2026-12-05)
     )
 
 
@@ -480,14 +540,16 @@ def priced_owned_plan(
     """`owned_plan` priced from the servers' count and total (`OwnedFleet.totals` gives them for
     every server at once), its sizing and plan written only when it is shown."""
 
+    setup = _owned_setup(entry, layout, sized.servers, model_id, assumptions)
+
     def write() -> CostedCandidate:
         sizing = owned_sizing(entry, price, tdp_w, layout, demand, assumptions, bridge, sized.unit)
-        return owned_plan(entry, price, tdp_w, layout, model_id, demand, assumptions, bridge, sizing)
+        return owned_plan(entry, price, tdp_w, layout, model_id, demand, assumptions, bridge, sizing, setup)
 
     return PricedCandidate(
         option=OptionKind.OWNED,
         label=_owned_label(entry, layout, sized.servers),
-        setup=_owned_setup(entry, layout, sized.servers, model_id, assumptions),
+        setup=setup,
         total_usd=sized.total_usd,
         months=demand.months,
         capex_usd=sized.unit.capex_usd * sized.servers,
@@ -519,17 +581,33 @@ def _local_amounts(
 ) -> tuple[float, float, float, float, float] | None:
     """Card purchase, resale value, cost of capital, power and upkeep of one local card serving
     `demand`, in the order of its cost lines; None when the peak needs more than one stream."""
-    if one_stream(capacity.single_stream_rps, demand.peak_rps, a.target_utilisation) is not None:
+    if not serves_one_stream(capacity.single_stream_rps, demand.peak_rps, a.target_utilisation):
         return None
-    card = price.usd_per_accelerator
-    schedule = capital_schedule(
+    return _card_amounts(price.usd_per_accelerator, _card_schedule(a), tdp_w, capacity, demand, a)
+
+
+def _card_schedule(a: Assumptions) -> CapitalSchedule:
+    """A local card's capital: bought at month 0 and in service at once."""
+    return capital_schedule(
         0, a.horizon_months, a.life_months, a.residual_value_fraction, a.cost_of_capital_annual
     )
+
+
+def _card_amounts(
+    card_usd: float,
+    schedule: CapitalSchedule,
+    tdp_w: float,
+    capacity: ReplicaCapacity,
+    demand: ServingDemand,
+    a: Assumptions,
+) -> tuple[float, float, float, float, float]:
+    """`_local_amounts` of a card that serves the peak with one stream, from its price and
+    capital schedule (the same for every precision of the card)."""
     busy_hours = demand.served_rps_hours(0) / capacity.single_stream_rps
     return (
-        card * schedule.purchases,
-        -card * schedule.resale,
-        card * schedule.cost_of_capital,
+        card_usd * schedule.purchases,
+        -card_usd * schedule.resale,
+        card_usd * schedule.cost_of_capital,
         tdp_w / _W_PER_KW * busy_hours * a.electricity_usd_per_kwh,
         a.hosted_staff_usd_per_month * demand.months,
     )
@@ -541,6 +619,20 @@ def local_total(
     """What `local_lines` add up to, without writing them (None: more than one stream)."""
     amounts = _local_amounts(price, tdp_w, capacity, demand, a)
     return None if amounts is None else sum(amounts)
+
+
+def local_totals(
+    price: HardwarePrice,
+    tdp_w: float,
+    capacities: Sequence[ReplicaCapacity],
+    demand: ServingDemand,
+    a: Assumptions,
+) -> list[float]:
+    """`local_total` of one card at each of `capacities`, every one of which serves the peak with
+    one stream (`one_stream` admitted it); the card's price and capital schedule read once
+    (0.4 us of a local total's 1.5, 2026-12-05)."""
+    card_usd, schedule = price.usd_per_accelerator, _card_schedule(a)
+    return [sum(_card_amounts(card_usd, schedule, tdp_w, capacity, demand, a)) for capacity in capacities]
 
 
 def local_lines(
@@ -580,8 +672,8 @@ def _local_setup(entry: AcceleratorEntry, capacity: ReplicaCapacity, model_id: s
         accelerators=1,
         accelerators_per_replica=1,
         replicas=1,
-        precision=capacity.precision.value,
-        serving_engine=a.serving_engine.value,
+        precision=capacity.precision._value_,  # `.value`, faster (_owned_setup)
+        serving_engine=a.serving_engine._value_,
     )
 
 
@@ -593,22 +685,25 @@ def priced_local_plan(
     model_id: str,
     demand: ServingDemand,
     assumptions: Assumptions,
+    total_usd: float | None = None,
 ) -> PricedCandidate | None:
     """`local_plan` priced, written only when it is shown; None when the peak needs more than
-    one stream."""
-    total = local_total(price, tdp_w, capacity, demand, assumptions)
+    one stream (`total_usd`: its `local_total`, when already known)."""
+    total = local_total(price, tdp_w, capacity, demand, assumptions) if total_usd is None else total_usd
     if total is None:
         return None
 
+    setup = _local_setup(entry, capacity, model_id, assumptions)
+
     def write() -> CostedCandidate:
-        plan = local_plan(entry, price, tdp_w, capacity, model_id, demand, assumptions)
+        plan = local_plan(entry, price, tdp_w, capacity, model_id, demand, assumptions, setup)
         assert plan is not None, "priced: it serves the peak with one stream"
         return plan
 
     return PricedCandidate(
         option=OptionKind.LOCAL,
         label=f"local {entry.id}",
-        setup=_local_setup(entry, capacity, model_id, assumptions),
+        setup=setup,
         total_usd=total,
         months=demand.months,
         capex_usd=price.usd_per_accelerator,
@@ -624,8 +719,10 @@ def local_plan(
     model_id: str,
     demand: ServingDemand,
     assumptions: Assumptions,
+    setup: Setup | None = None,
 ) -> CostedCandidate | None:
-    """One local card serving one user; None when the peak needs more than one stream."""
+    """One local card serving one user; None when the peak needs more than one stream (`setup`:
+    its priced plan's, when priced first)."""
     a = assumptions
     lines = local_lines(entry, price, tdp_w, capacity, demand, a)
     if lines is None:
@@ -645,7 +742,7 @@ def local_plan(
     return CostedCandidate(
         option=OptionKind.LOCAL,
         label=f"local {entry.id}",
-        setup=_local_setup(entry, capacity, model_id, a),
+        setup=_local_setup(entry, capacity, model_id, a) if setup is None else setup,
         lines=lines,
         months=demand.months,
         capex_usd=card,

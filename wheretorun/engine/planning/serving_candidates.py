@@ -9,7 +9,7 @@ plans of each kind also feed the hybrid program (hybrid.py).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,7 +27,7 @@ from wheretorun.engine.costs.owned import (
     OwnedUnit,
     Rental,
     SizedServers,
-    local_total,
+    local_totals,
     owned_sizing,
     owned_unit,
     priced_local_plan,
@@ -47,7 +47,7 @@ from wheretorun.engine.planning.cloud_table import (
     choose_cheapest,
 )
 from wheretorun.engine.planning.context import SERVING_PRECISIONS, Context
-from wheretorun.engine.planning.layouts import server_layouts, unsized
+from wheretorun.engine.planning.layouts import server_layouts
 from wheretorun.engine.planning.offers import (
     EligibleOffers,
     eligible_hardware,
@@ -55,6 +55,7 @@ from wheretorun.engine.planning.offers import (
 )
 from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.precision import Precision
+from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.rules import context_window, deadline, first_failing, local_capacity
 from wheretorun.engine.rules.budget import over_limits
 from wheretorun.engine.rules.constraints import precision_floor
@@ -450,39 +451,53 @@ def _owned(
     lead = deadline.lead_time(a.hardware_lead_time_months, a.horizon_months)
     if lead is not None:
         result.evaluated += len(entries) * len(precisions)
-        for entry in entries:
-            for _ in precisions:
-                book.record(lead, f"owned {entry.id}")
+        _record_rejected(
+            book, lead.reason, [(entry.id, lead) for entry in entries for _ in precisions], "owned"
+        )
         return
-    fleet, columns = _owned_fleet(capacities, precisions, entries, context)
+    fleet, columns, unsized_columns = _owned_fleet(capacities, precisions, entries, context)
+    # recorded ahead of the budgets' rejections below: a sizing's reasons are never theirs, and a
+    # reason's examples keep the order of its candidates
+    for reason, rejected in unsized_columns:
+        _record_rejected(book, reason, rejected, "owned")
     totals, capex, servers = fleet.totals(demand, bridge) or _each_sized(
         fleet, entries, columns, demand, context, bridge
     )
-    bases: list[tuple[PricedCandidate, str, OwnedUnit]] = []
+    # read as lists once: a numpy scalar read and its float() cost ~100 ns a column (2026-12-05)
+    totals_usd, capex_usd, counts = totals.tolist(), capex.tolist(), servers.tolist()
+    months, constraints = demand.months, context.constraints
+    result.evaluated += len(entries) * len(precisions)
+    bases: list[tuple[PricedCandidate, AcceleratorEntry, OwnedUnit]] = []
     for entry, entry_columns in zip(entries, columns, strict=True):
         sized: list[tuple[float, int, int]] = []  # (total, precision order, column)
-        for order, (precision, column) in enumerate(zip(precisions, entry_columns, strict=True)):
-            result.evaluated += 1
-            if isinstance(column, Rejection):
-                book.record(column, f"owned {entry.id}")
-                continue
-            total = float(totals[column])
-            over = over_limits(total / demand.months, float(capex[column]), context.constraints)
+        for order, column in entry_columns:
+            total = totals_usd[column]
+            over = over_limits(total / months, capex_usd[column], constraints)
             if over is not None:
-                book.record(over, f"owned {entry.id} at {precision.value}")
+                book.record(over, f"owned {entry.id} at {precisions[order].value}")
                 continue
             sized.append((total, order, column))
         if sized:
             total, _, column = min(sized)
             price, tdp, server = context.snapshot.hardware_prices[entry.id], _tdp(entry), fleet.units[column]
-            chosen = SizedServers(server, int(servers[column]), total)
+            chosen = SizedServers(server, int(counts[column]), total)
             plan = priced_owned_plan(
                 entry, price, tdp, server.layout, model.model_id, demand, a, bridge, chosen
             )
             result.plans.append(plan)
-            bases.append((plan, _base_unit(server.layout, entry), server))
-    # the hybrid's owned base: the cheapest server (only its plan is written here)
-    cheapest = sorted(bases, key=lambda base: (base[0].total_usd, base[1]))[:_BASES_PER_KIND]
+            bases.append((plan, entry, server))
+    if not bases:
+        return
+    # the hybrid's owned base: the cheapest server by total and name (only its plan is written
+    # here); names written only for the servers that cost no more than the last one kept
+    bases.sort(key=lambda base: base[0].total_usd)
+    last = bases[min(_BASES_PER_KIND, len(bases)) - 1][0].total_usd
+    named = [
+        (plan, _base_unit(server.layout, entry), server)
+        for plan, entry, server in bases
+        if plan.total_usd <= last
+    ]
+    cheapest = sorted(named, key=lambda base: (base[0].total_usd, base[1]))[:_BASES_PER_KIND]
     for plan, unit_name, server in cheapest:
         result.bases.append(_owned_base(plan.written(), unit_name, server, a))
 
@@ -500,26 +515,29 @@ def _each_sized(
     servers = np.full(len(fleet.units), math.nan)
     for entry, entry_columns in zip(entries, columns, strict=True):
         price, tdp = context.snapshot.hardware_prices[entry.id], _tdp(entry)
-        for column in entry_columns:
-            if isinstance(column, int):
-                server = fleet.units[column]
-                sizing = owned_sizing(
-                    entry, price, tdp, server.layout, demand, context.assumptions, bridge, server
-                )
-                totals[column], capex[column] = sizing.total_usd, sizing.capex_usd
-                servers[column] = sizing.servers
+        for _, column in entry_columns:
+            server = fleet.units[column]
+            sizing = owned_sizing(
+                entry, price, tdp, server.layout, demand, context.assumptions, bridge, server
+            )
+            totals[column], capex[column] = sizing.total_usd, sizing.capex_usd
+            servers[column] = sizing.servers
     return totals, capex, servers
 
 
-_Columns = tuple[tuple[int | Rejection, ...], ...]  # per accelerator, per precision
-_FLEETS: RecentResults[tuple[OwnedFleet, _Columns]] = RecentResults(kept=16)
+# per accelerator, the (precision order, fleet column) of each precision with a server
+_Columns = tuple[tuple[tuple[int, int], ...], ...]
+# each reason the columns without a server have, with their (accelerator id, rejection) in order
+_Unsized = tuple[tuple[RejectReason, tuple[tuple[str, Rejection], ...]], ...]
+_FLEETS: RecentResults[tuple[OwnedFleet, _Columns, _Unsized]] = RecentResults(kept=16)
 
 
 def _owned_fleet(
     capacities: CapacityTable, precisions: list[Precision], entries: list[AcceleratorEntry], context: Context
-) -> tuple[OwnedFleet, _Columns]:
-    """The servers of every (accelerator, precision) that has a layout, and for each accelerator
-    and precision its column in the fleet or why it has none; remembered for the last few
+) -> tuple[OwnedFleet, _Columns, _Unsized]:
+    """The servers of every (accelerator, precision) that has a layout, for each accelerator the
+    precisions with one and their columns in the fleet, and those without one by reason
+    (counted in bulk: 52 of each model in the 70B chat example); remembered for the last few
     capacity tables, catalogs' hardware prices and accelerators (by identity) and precisions and
     assumptions (by value): none of it depends on the demand."""
     prices = context.snapshot.hardware_prices
@@ -536,22 +554,24 @@ def _new_fleet(
     entries: list[AcceleratorEntry],
     prices: Mapping[str, HardwarePrice],
     a: Assumptions,
-) -> tuple[OwnedFleet, _Columns]:
+) -> tuple[OwnedFleet, _Columns, _Unsized]:
     keys = [(entry.id, server_size(entry, a), precision) for entry in entries for precision in precisions]
     layouts = iter(server_layouts(capacities, keys))
     units: list[OwnedUnit] = []
-    columns: list[tuple[int | Rejection, ...]] = []
+    columns: list[tuple[tuple[int, int], ...]] = []
+    unsized_columns: dict[RejectReason, list[tuple[str, Rejection]]] = {}
     for entry in entries:
-        entry_columns: list[int | Rejection] = []
-        for _ in precisions:
+        entry_columns: list[tuple[int, int]] = []
+        for order in range(len(precisions)):
             layout = next(layouts)
             if isinstance(layout, Rejection):
-                entry_columns.append(layout)
+                unsized_columns.setdefault(layout.reason, []).append((entry.id, layout))
                 continue
-            entry_columns.append(len(units))
+            entry_columns.append((order, len(units)))
             units.append(owned_unit(entry, prices[entry.id], _tdp(entry), layout, a))
         columns.append(tuple(entry_columns))
-    return OwnedFleet.of(units, a), tuple(columns)
+    by_reason = tuple((reason, tuple(rejected)) for reason, rejected in unsized_columns.items())
+    return OwnedFleet.of(units, a), tuple(columns), by_reason
 
 
 def clear_serving_memos() -> None:
@@ -603,32 +623,62 @@ def _local(
     and count as before; the precisions of a card share its capex and their monthly cost rises
     with the total, so the cheapest is within the budgets whenever any is."""
     a, book = context.assumptions, context.book
+    peak_rps, utilisation = demand.peak_rps, a.target_utilisation
+    result.evaluated += len(entries) * len(precisions)
+    # a card is a server of one, its layout the card's one-accelerator replica or why that does not
+    # serve (the same `unsized` rejection), remembered with the capacity table: finding the reason
+    # (offers.sizing_failure) for each card every request cost ~4 us a card (2026-12-05)
+    cards = iter(server_layouts(capacities, [(entry.id, 1, p) for entry in entries for p in precisions]))
+    # recorded after the loop, by reason (a card's reasons are never `exceeds_local_capacity`)
+    unsized_cards: dict[RejectReason, list[tuple[str, Rejection]]] = {}
     for entry in entries:
         price, tdp = context.snapshot.hardware_prices[entry.id], _tdp(entry)
-        costed: list[tuple[float, int, ReplicaCapacity]] = []  # (total, precision order, capacity)
-        for precision in precisions:
-            result.evaluated += 1
-            capacity = capacities.get((entry.id, 1, precision))
-            if capacity is None or not capacity.ok:
-                book.record(unsized([capacity] if capacity else [], entry.id), f"local {entry.id}")
+        admitted: list[ReplicaCapacity] = []
+        for _ in precisions:
+            card = next(cards)
+            if isinstance(card, Rejection):
+                unsized_cards.setdefault(card.reason, []).append((entry.id, card))
                 continue
-            too_busy = local_capacity.one_stream(
-                capacity.single_stream_rps, demand.peak_rps, a.target_utilisation
-            )
-            if too_busy is not None:
+            capacity = card.capacity
+            if local_capacity.serves_one_stream(capacity.single_stream_rps, peak_rps, utilisation):
+                admitted.append(capacity)
+            elif book.wants_example(RejectReason.EXCEEDS_LOCAL_CAPACITY):
+                too_busy = local_capacity.one_stream(capacity.single_stream_rps, peak_rps, utilisation)
+                assert too_busy is not None, "serves_one_stream said it does not"
                 book.record(too_busy, f"local {entry.id} at {capacity.precision.value}")
-                continue
-            total = local_total(price, tdp, capacity, demand, a)
-            assert total is not None, "local_capacity.one_stream admitted it"
-            costed.append((total, len(costed), capacity))
-        cheapest = min(costed, key=lambda item: item[:2], default=None)
+            else:  # counted only: the book keeps a few examples of a reason, built when wanted
+                book.add_count(RejectReason.EXCEEDS_LOCAL_CAPACITY, 1)
+        if not admitted:
+            continue
+        totals = local_totals(price, tdp, admitted, demand, a)
+        # (total, precision order, capacity); the orders differ, so min compares no capacities
+        costed = list(zip(totals, range(len(admitted)), admitted, strict=True))
+        cheapest, card_usd = min(costed), price.usd_per_accelerator
         for item in costed:
-            if item is cheapest or _over_budget(item[0], price.usd_per_accelerator, demand, context):
-                plan = priced_local_plan(entry, price, tdp, item[2], model.model_id, demand, a)
+            if item is cheapest or _over_budget(item[0], card_usd, demand, context):
+                plan = priced_local_plan(
+                    entry, price, tdp, item[2], model.model_id, demand, a, total_usd=item[0]
+                )
                 assert plan is not None, "local_capacity.one_stream admitted it"
                 result.plans.append(plan)
+    for reason, rejected in unsized_cards.items():
+        _record_rejected(book, reason, rejected, "local")
 
 
 def _over_budget(total_usd: float, capex_usd: float, demand: ServingDemand, context: Context) -> bool:
     """What recommend._within_budgets will decide for a serving plan of this total and capex."""
     return over_limits(total_usd / demand.months, capex_usd, context.constraints) is not None
+
+
+def _record_rejected(
+    book: RejectionBook, reason: RejectReason, rejected: Sequence[tuple[str, Rejection]], kind: str
+) -> None:
+    """Record each (accelerator id, rejection for `reason`) of an owned server or local card
+    (`kind`) while the book wants examples of `reason`, and count the rest: the same book as
+    recording each."""
+    shown = 0
+    while shown < len(rejected) and book.wants_example(reason):
+        accelerator_id, rejection = rejected[shown]
+        book.record(rejection, f"{kind} {accelerator_id}")
+        shown += 1
+    book.add_count(reason, len(rejected) - shown)
