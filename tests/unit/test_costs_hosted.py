@@ -8,7 +8,9 @@ import pytest
 
 from tests.unit.recommend_catalog import GPT_4O, TOGETHER_70B, VERTEX_8B_UNPRICED
 from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.catalog import ApiPriceOffer
 from wheretorun.engine.costs import hosted
+from wheretorun.engine.costs.candidate import lines_total
 from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
 from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.rules import missing_price
@@ -80,3 +82,26 @@ def test_a_request_longer_than_the_context_window_is_rejected() -> None:
     rejection = hosted_row(GPT_4O, 200_000, Constraints())
     assert rejection is not None
     assert rejection.reason == RejectReason.EXCEEDS_CONTEXT_WINDOW
+
+
+@pytest.mark.parametrize("price", [GPT_4O, TOGETHER_70B], ids=["cached price", "no cached price"])
+@pytest.mark.parametrize("cached_input_tokens", [0, 600])
+@pytest.mark.parametrize("staff_usd", [0.0, 900.0])
+def test_the_total_without_the_lines_is_the_lines_total_to_the_bit(
+    price: ApiPriceOffer, cached_input_tokens: int, staff_usd: float
+) -> None:
+    """Pricing, the break-even search and the lead-time bridge read `serving_total`; the plan
+    shown adds its lines. They must agree to the last bit (a ranking compares them)."""
+    assumptions = Assumptions(hosted_staff_usd_per_month=staff_usd, horizon_months=12)
+    demand = _demand(cached_input_tokens)
+    plan = hosted.serving_plan(price, "m", demand, assumptions)
+    assert plan.repriced_total_usd is not None
+    for multiplier in (1 / 64, 0.3, 1.0, 7.0, 64.0):
+        scaled = demand.scaled(multiplier)
+        total = lines_total(hosted.serving_lines(price, scaled, assumptions))
+        assert hosted.serving_total(price, scaled, assumptions).hex() == total.hex()
+        repriced = plan.reprice(multiplier) if plan.reprice else None
+        assert repriced is not None
+        assert plan.repriced_total_usd(multiplier) == repriced.total_usd
+    names = [line.name for line in plan.lines]
+    assert ("cached input tokens" in names) is (cached_input_tokens > 0)

@@ -21,7 +21,15 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.costs.arrays import FloatArray
 from wheretorun.engine.costs.candidate import FIXED_STAFF_LINES, Line
 
-__all__ = ["FIXED_STAFF_LINES", "SCALED_STAFF", "STAFF", "fleet_staff_usd", "staff_fte", "staff_lines"]
+__all__ = [
+    "FIXED_STAFF_LINES",
+    "SCALED_STAFF",
+    "STAFF",
+    "fleet_staff_usd",
+    "staff_amounts",
+    "staff_fte",
+    "staff_lines",
+]
 
 _Amount = TypeVar("_Amount", float, FloatArray)
 
@@ -42,6 +50,18 @@ def fleet_staff_usd(accelerators: _Amount, months: _Amount, assumptions: Assumpt
     return accelerators / a.accelerators_per_staff_fte * a.staff_usd_per_fte_month * months
 
 
+def staff_amounts(
+    minimum_usd_per_month: float, accelerators: float, months: float, assumptions: Assumptions
+) -> tuple[tuple[str, float], ...]:
+    """The amounts of `staff_lines`, by line name in their order, without the lines' notes (what a
+    total read without the lines adds)."""
+    fixed = minimum_usd_per_month * months
+    scaled = fleet_staff_usd(accelerators, months, assumptions)
+    if scaled > fixed:
+        return ((STAFF, fixed), (SCALED_STAFF, scaled - fixed))
+    return ((STAFF, fixed),)
+
+
 def staff_lines(
     minimum_usd_per_month: float,
     accelerators: float,
@@ -51,16 +71,12 @@ def staff_lines(
 ) -> tuple[Line, ...]:
     """The fixed minimum line, and the scaled line when the fleet needs more than the minimum."""
     a = assumptions
-    fixed = minimum_usd_per_month * months
-    scaled = fleet_staff_usd(accelerators, months, a)
-    lines = [Line(STAFF, fixed, f"{note}; the minimum per deployment")]
-    if scaled > fixed:
-        lines.append(
-            Line(
-                SCALED_STAFF,
-                scaled - fixed,
-                f"{accelerators:,.1f} accelerators / {a.accelerators_per_staff_fte:g} per FTE x "
-                f"${a.staff_usd_per_fte_month:,.0f} per FTE-month, above the minimum",
-            )
-        )
-    return tuple(lines)
+    amounts = staff_amounts(minimum_usd_per_month, accelerators, months, a)
+    lines = (Line(*amounts[0], f"{note}; the minimum per deployment"),)
+    if len(amounts) == 1:
+        return lines
+    scaled_note = (
+        f"{accelerators:,.1f} accelerators / {a.accelerators_per_staff_fte:g} per FTE x "
+        f"${a.staff_usd_per_fte_month:,.0f} per FTE-month, above the minimum"
+    )
+    return (*lines, Line(*amounts[1], scaled_note))

@@ -19,7 +19,7 @@ from wheretorun.engine.capacity import CapacityTable, ReplicaCapacity, serving_c
 from wheretorun.engine.catalog import AcceleratorEntry, ApiPriceOffer, HardwarePrice
 from wheretorun.engine.costs import cloud, hosted
 from wheretorun.engine.costs.arrays import FloatArray, read_only
-from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate, lines_total
+from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import (
     Bridge,
@@ -407,10 +407,10 @@ def _bridge(
         sources.append(rental)
     if result.best_api is not None:
         price = result.best_api[0]
+        api_label = hosted.label(price)
 
         def api(head: ServingDemand) -> Rental:
-            lines = hosted.serving_lines(price, head, context.assumptions)
-            return Rental(hosted.label(price), lines_total(lines))
+            return Rental(api_label, hosted.serving_total(price, head, context.assumptions))
 
         sources.append(api)
     if not sources:
