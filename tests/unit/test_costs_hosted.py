@@ -12,7 +12,7 @@ from wheretorun.engine.catalog import ApiPriceOffer
 from wheretorun.engine.costs import hosted
 from wheretorun.engine.costs.candidate import lines_total
 from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
-from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.recommendation import RejectReason, Setup
 from wheretorun.engine.rules import missing_price
 from wheretorun.engine.rules.first_failing import hosted_row
 from wheretorun.engine.rules.rejection import Rejection
@@ -105,3 +105,19 @@ def test_the_total_without_the_lines_is_the_lines_total_to_the_bit(
         assert plan.repriced_total_usd(multiplier) == repriced.total_usd
     names = [line.name for line in plan.lines]
     assert ("cached input tokens" in names) is (cached_input_tokens > 0)
+
+
+def test_a_row_s_setup_is_made_once_and_is_the_row_s() -> None:
+    demand = _demand()
+    first = hosted.priced_serving_plan(GPT_4O, "gpt-4o", demand, ASSUMPTIONS)
+    again = hosted.priced_serving_plan(GPT_4O, "gpt-4o", demand.scaled(2.0), ASSUMPTIONS)
+    assert first.setup is again.setup
+    assert first.setup == Setup.for_hosted("gpt-4o", GPT_4O, "api")
+    other_row = dataclasses.replace(GPT_4O, id=GPT_4O.id + 1, provider="elsewhere")
+    other = hosted.priced_serving_plan(other_row, "gpt-4o", demand, ASSUMPTIONS)
+    assert other.setup == Setup.for_hosted("gpt-4o", other_row, "api")
+    assert (
+        hosted.priced_serving_plan(GPT_4O, "gpt-4o-mini", demand, ASSUMPTIONS).setup.model_id == "gpt-4o-mini"
+    )
+    hosted.clear_setups()
+    assert hosted.priced_serving_plan(GPT_4O, "gpt-4o", demand, ASSUMPTIONS).setup is not first.setup

@@ -21,6 +21,7 @@ from wheretorun.engine.workload import OptionKind
 
 __all__ = [
     "batch_plan",
+    "clear_setups",
     "label",
     "priced_serving_plan",
     "serving_lines",
@@ -31,6 +32,29 @@ __all__ = [
 ]
 
 _MILLION = 1e6
+
+
+# Setup.for_hosted's results by (model, price row by identity, pricing mode): building one is ~27K
+# instructions, finding it ~3K, and a request prices every hosted row of its models (22 for the
+# 8B prototype; 2026-12-05). The entry holds the row, so its identity is not reused while it lives.
+_SETUPS: dict[tuple[str, int, str], tuple[ApiPriceOffer, Setup]] = {}
+_SETUPS_KEPT = 4096
+
+
+def _setup(model_id: str, price: ApiPriceOffer, pricing_mode: str) -> Setup:
+    """`Setup.for_hosted`, remembered (a value of volume-independent inputs)."""
+    key = (model_id, id(price), pricing_mode)
+    entry = _SETUPS.get(key)
+    if entry is None:
+        if len(_SETUPS) >= _SETUPS_KEPT:
+            _SETUPS.clear()
+        entry = _SETUPS[key] = (price, Setup.for_hosted(model_id, price, pricing_mode))
+    return entry[1]
+
+
+def clear_setups() -> None:
+    """Forget the remembered setups."""
+    _SETUPS.clear()
 
 
 def label(price: ApiPriceOffer) -> str:
@@ -133,7 +157,7 @@ def serving_plan(
     return CostedCandidate(
         option=OptionKind.HOSTED_API,
         label=label(price),
-        setup=Setup.for_hosted(model_id, price, "api"),
+        setup=_setup(model_id, price, "api"),
         lines=tuple(lines),
         months=months,
         opex_usd_per_month=total / months,
@@ -153,7 +177,7 @@ def priced_serving_plan(
     return PricedCandidate(
         option=OptionKind.HOSTED_API,
         label=label(price),
-        setup=Setup.for_hosted(model_id, price, "api"),
+        setup=_setup(model_id, price, "api"),
         total_usd=serving_total(price, demand, assumptions),
         months=demand.months,
         capex_usd=0.0,
