@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from decimal import Decimal
 
 import pytest
 
@@ -107,17 +108,22 @@ def test_the_total_without_the_lines_is_the_lines_total_to_the_bit(
     assert ("cached input tokens" in names) is (cached_input_tokens > 0)
 
 
-def test_a_row_s_setup_is_made_once_and_is_the_row_s() -> None:
+def test_what_a_row_gives_whatever_the_volume_is_remembered_for_that_row_only() -> None:
     demand = _demand()
     first = hosted.priced_serving_plan(GPT_4O, "gpt-4o", demand, ASSUMPTIONS)
     again = hosted.priced_serving_plan(GPT_4O, "gpt-4o", demand.scaled(2.0), ASSUMPTIONS)
     assert first.setup is again.setup
     assert first.setup == Setup.for_hosted("gpt-4o", GPT_4O, "api")
-    other_row = dataclasses.replace(GPT_4O, id=GPT_4O.id + 1, provider="elsewhere")
+    assert again.total_usd == pytest.approx(2 * first.total_usd)
+    other_row = dataclasses.replace(GPT_4O, provider="elsewhere", output_usd_per_million_tokens=Decimal("20"))
     other = hosted.priced_serving_plan(other_row, "gpt-4o", demand, ASSUMPTIONS)
     assert other.setup == Setup.for_hosted("gpt-4o", other_row, "api")
+    assert other.total_usd == hosted.serving_plan(other_row, "gpt-4o", demand, ASSUMPTIONS).total_usd
+    assert other.total_usd > first.total_usd
     assert (
         hosted.priced_serving_plan(GPT_4O, "gpt-4o-mini", demand, ASSUMPTIONS).setup.model_id == "gpt-4o-mini"
     )
-    hosted.clear_setups()
-    assert hosted.priced_serving_plan(GPT_4O, "gpt-4o", demand, ASSUMPTIONS).setup is not first.setup
+    hosted.clear_row_memos()
+    afresh = hosted.priced_serving_plan(GPT_4O, "gpt-4o", demand, ASSUMPTIONS)
+    assert afresh.setup is not first.setup
+    assert afresh.total_usd == first.total_usd

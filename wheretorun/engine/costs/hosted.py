@@ -21,7 +21,7 @@ from wheretorun.engine.workload import OptionKind
 
 __all__ = [
     "batch_plan",
-    "clear_setups",
+    "clear_row_memos",
     "label",
     "priced_serving_plan",
     "serving_lines",
@@ -34,27 +34,46 @@ __all__ = [
 _MILLION = 1e6
 
 
-# Setup.for_hosted's results by (model, price row by identity, pricing mode): building one is ~27K
-# instructions, finding it ~3K, and a request prices every hosted row of its models (22 for the
-# 8B prototype; 2026-12-05). The entry holds the row, so its identity is not reused while it lives.
+# Two memos of what a price row gives whatever the volume, each by the row's identity (an entry
+# holds its row, so the identity is not reused while the entry lives), cleared when full: a
+# request prices every hosted row of its models (22 for the 8B prototype), re-prices the best and
+# bridges owned plans' lead times with it (2026-12-05, instructions under callgrind):
+# Setup.for_hosted ~27K to build, ~2K to find; three Decimal-to-float conversions ~4.5K, ~1K.
+_ROWS_KEPT = 4096
 _SETUPS: dict[tuple[str, int, str], tuple[ApiPriceOffer, Setup]] = {}
-_SETUPS_KEPT = 4096
+_TOKEN_PRICES: dict[int, tuple[ApiPriceOffer, tuple[float, float, float]]] = {}
 
 
 def _setup(model_id: str, price: ApiPriceOffer, pricing_mode: str) -> Setup:
-    """`Setup.for_hosted`, remembered (a value of volume-independent inputs)."""
+    """`Setup.for_hosted`, remembered."""
     key = (model_id, id(price), pricing_mode)
     entry = _SETUPS.get(key)
     if entry is None:
-        if len(_SETUPS) >= _SETUPS_KEPT:
+        if len(_SETUPS) >= _ROWS_KEPT:
             _SETUPS.clear()
         entry = _SETUPS[key] = (price, Setup.for_hosted(model_id, price, pricing_mode))
     return entry[1]
 
 
-def clear_setups() -> None:
-    """Forget the remembered setups."""
+def _token_prices(price: ApiPriceOffer) -> tuple[float, float, float]:
+    """USD per million uncached input, cached input and output tokens, remembered. A missing
+    cached-input price charges cached tokens at the input price."""
+    entry = _TOKEN_PRICES.get(id(price))
+    if entry is None:
+        if len(_TOKEN_PRICES) >= _ROWS_KEPT:
+            _TOKEN_PRICES.clear()
+        input_usd = _usd(price.input_usd_per_million_tokens)
+        cached = price.cached_input_usd_per_million_tokens
+        cached_usd = input_usd if cached is None else float(cached)
+        prices = (input_usd, cached_usd, _usd(price.output_usd_per_million_tokens))
+        entry = _TOKEN_PRICES[id(price)] = (price, prices)
+    return entry[1]
+
+
+def clear_row_memos() -> None:
+    """Forget the remembered setups and token prices of price rows."""
     _SETUPS.clear()
+    _TOKEN_PRICES.clear()
 
 
 def label(price: ApiPriceOffer) -> str:
@@ -86,13 +105,11 @@ def _risks(price: ApiPriceOffer, latency_targets: bool) -> tuple[str, ...]:
 
 def _token_usd(price: ApiPriceOffer, demand: ServingDemand) -> tuple[float, float, float]:
     """USD per request of the uncached input, the cached input and the output tokens."""
-    input_usd = _usd(price.input_usd_per_million_tokens)
-    cached = price.cached_input_usd_per_million_tokens
-    cached_usd = input_usd if cached is None else float(cached)
+    input_usd, cached_usd, output_usd = _token_prices(price)
     return (
         (demand.input_tokens - demand.cached_input_tokens) * input_usd / _MILLION,
         demand.cached_input_tokens * cached_usd / _MILLION,
-        demand.output_tokens * _usd(price.output_usd_per_million_tokens) / _MILLION,
+        demand.output_tokens * output_usd / _MILLION,
     )
 
 

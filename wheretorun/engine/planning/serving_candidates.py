@@ -116,14 +116,14 @@ def _hosted(
     result: ServingCandidates,
 ) -> None:
     priced: list[tuple[PricedCandidate, ApiPriceOffer, str]] = []
+    tokens, limits, a = demand.tokens_per_request, context.constraints, context.assumptions
+    result.evaluated += len(rows)
     for price, model_id in rows:
-        rejection = first_failing.hosted_row(price, demand.tokens_per_request, context.constraints)
-        result.evaluated += 1
+        rejection = first_failing.hosted_row(price, tokens, limits)
         if rejection is not None:
             context.book.record(rejection, hosted.label(price))
             continue
-        plan = hosted.priced_serving_plan(price, model_id, demand, context.assumptions)
-        priced.append((plan, price, model_id))
+        priced.append((hosted.priced_serving_plan(price, model_id, demand, a), price, model_id))
     result.plans.extend(plan for plan, _, _ in priced)
     if priced:
         cheapest, price, model_id = min(priced, key=lambda item: (item[0].total_usd, item[0].label))
