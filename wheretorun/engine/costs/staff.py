@@ -72,11 +72,13 @@ def staff_lines(
     """The fixed minimum line, and the scaled line when the fleet needs more than the minimum."""
     a = assumptions
     amounts = staff_amounts(minimum_usd_per_month, accelerators, months, a)
-    lines = (Line(*amounts[0], f"{note}; the minimum per deployment"),)
+    name, usd = amounts[0]
+    minimum = Line(name, usd, f"{note}; the minimum per deployment")
     if len(amounts) == 1:
-        return lines
+        return (minimum,)
+    name, usd = amounts[1]
     scaled_note = (
         f"{accelerators:,.1f} accelerators / {a.accelerators_per_staff_fte:g} per FTE x "
         f"${a.staff_usd_per_fte_month:,.0f} per FTE-month, above the minimum"
     )
-    return (*lines, Line(*amounts[1], scaled_note))
+    return (minimum, Line(name, usd, scaled_note))
