@@ -158,8 +158,10 @@ def serving_total(price: ApiPriceOffer, demand: ServingDemand, assumptions: Assu
     total = 0.0
     for _, usd in _token_amounts(price, demand):
         total += usd
-    for _, usd in staff_amounts(*_staff(demand, assumptions)):
-        total += usd
+    fixed, above = staff_amounts(*_staff(demand, assumptions))
+    total += fixed
+    if above is not None:
+        total += above
     return total
 
 

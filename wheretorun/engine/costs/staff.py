@@ -52,14 +52,14 @@ def fleet_staff_usd(accelerators: _Amount, months: _Amount, assumptions: Assumpt
 
 def staff_amounts(
     minimum_usd_per_month: float, accelerators: float, months: float, assumptions: Assumptions
-) -> tuple[tuple[str, float], ...]:
-    """The amounts of `staff_lines`, by line name in their order, without the lines' notes (what a
-    total read without the lines adds)."""
+) -> tuple[float, float | None]:
+    """The amounts of `staff_lines` without their notes (what a total read without the lines
+    adds): the minimum (`STAFF`), and what the fleet adds above it (`SCALED_STAFF`; None when
+    it needs no more). Two floats, not named pairs: `staff_lines` is called ~120 times for a
+    batch request, and each object here costs it (2026-12-05)."""
     fixed = minimum_usd_per_month * months
     scaled = fleet_staff_usd(accelerators, months, assumptions)
-    if scaled > fixed:
-        return ((STAFF, fixed), (SCALED_STAFF, scaled - fixed))
-    return ((STAFF, fixed),)
+    return fixed, (scaled - fixed if scaled > fixed else None)
 
 
 def staff_lines(
@@ -71,14 +71,12 @@ def staff_lines(
 ) -> tuple[Line, ...]:
     """The fixed minimum line, and the scaled line when the fleet needs more than the minimum."""
     a = assumptions
-    amounts = staff_amounts(minimum_usd_per_month, accelerators, months, a)
-    name, usd = amounts[0]
-    minimum = Line(name, usd, f"{note}; the minimum per deployment")
-    if len(amounts) == 1:
+    fixed, above = staff_amounts(minimum_usd_per_month, accelerators, months, a)
+    minimum = Line(STAFF, fixed, f"{note}; the minimum per deployment")
+    if above is None:
         return (minimum,)
-    name, usd = amounts[1]
     scaled_note = (
         f"{accelerators:,.1f} accelerators / {a.accelerators_per_staff_fte:g} per FTE x "
         f"${a.staff_usd_per_fte_month:,.0f} per FTE-month, above the minimum"
     )
-    return (minimum, Line(name, usd, scaled_note))
+    return (minimum, Line(SCALED_STAFF, above, scaled_note))
