@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+from decimal import Decimal
 
 import pytest
 
 from tests.unit.recommend_catalog import GPT_4O, TOGETHER_70B, VERTEX_8B_UNPRICED
 from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.catalog import ApiPriceOffer
 from wheretorun.engine.costs import hosted
+from wheretorun.engine.costs.candidate import lines_total
 from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
-from wheretorun.engine.recommendation import RejectReason
+from wheretorun.engine.recommendation import RejectReason, Setup
 from wheretorun.engine.rules import missing_price
 from wheretorun.engine.rules.first_failing import hosted_row
 from wheretorun.engine.rules.rejection import Rejection
@@ -80,3 +83,47 @@ def test_a_request_longer_than_the_context_window_is_rejected() -> None:
     rejection = hosted_row(GPT_4O, 200_000, Constraints())
     assert rejection is not None
     assert rejection.reason == RejectReason.EXCEEDS_CONTEXT_WINDOW
+
+
+@pytest.mark.parametrize("price", [GPT_4O, TOGETHER_70B], ids=["cached price", "no cached price"])
+@pytest.mark.parametrize("cached_input_tokens", [0, 600])
+@pytest.mark.parametrize("staff_usd", [0.0, 900.0])
+def test_the_total_without_the_lines_is_the_lines_total_to_the_bit(
+    price: ApiPriceOffer, cached_input_tokens: int, staff_usd: float
+) -> None:
+    """Pricing, the break-even search and the lead-time bridge read `serving_total`; the plan
+    shown adds its lines. They must agree to the last bit (a ranking compares them)."""
+    assumptions = Assumptions(hosted_staff_usd_per_month=staff_usd, horizon_months=12)
+    demand = _demand(cached_input_tokens)
+    plan = hosted.serving_plan(price, "m", demand, assumptions)
+    assert plan.repriced_total_usd is not None
+    for multiplier in (1 / 64, 0.3, 1.0, 7.0, 64.0):
+        scaled = demand.scaled(multiplier)
+        total = lines_total(hosted.serving_lines(price, scaled, assumptions))
+        assert hosted.serving_total(price, scaled, assumptions).hex() == total.hex()
+        repriced = plan.reprice(multiplier) if plan.reprice else None
+        assert repriced is not None
+        assert plan.repriced_total_usd(multiplier) == repriced.total_usd
+    names = [line.name for line in plan.lines]
+    assert ("cached input tokens" in names) is (cached_input_tokens > 0)
+
+
+def test_what_a_row_gives_whatever_the_volume_is_remembered_for_that_row_only() -> None:
+    demand = _demand()
+    first = hosted.priced_serving_plan(GPT_4O, "gpt-4o", demand, ASSUMPTIONS)
+    again = hosted.priced_serving_plan(GPT_4O, "gpt-4o", demand.scaled(2.0), ASSUMPTIONS)
+    assert first.setup is again.setup
+    assert first.setup == Setup.for_hosted("gpt-4o", GPT_4O, "api")
+    assert again.total_usd == pytest.approx(2 * first.total_usd)
+    other_row = dataclasses.replace(GPT_4O, provider="elsewhere", output_usd_per_million_tokens=Decimal("20"))
+    other = hosted.priced_serving_plan(other_row, "gpt-4o", demand, ASSUMPTIONS)
+    assert other.setup == Setup.for_hosted("gpt-4o", other_row, "api")
+    assert other.total_usd == hosted.serving_plan(other_row, "gpt-4o", demand, ASSUMPTIONS).total_usd
+    assert other.total_usd > first.total_usd
+    assert (
+        hosted.priced_serving_plan(GPT_4O, "gpt-4o-mini", demand, ASSUMPTIONS).setup.model_id == "gpt-4o-mini"
+    )
+    hosted.clear_row_memos()
+    afresh = hosted.priced_serving_plan(GPT_4O, "gpt-4o", demand, ASSUMPTIONS)
+    assert afresh.setup is not first.setup
+    assert afresh.total_usd == first.total_usd

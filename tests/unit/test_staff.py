@@ -6,7 +6,7 @@ import pytest
 
 from tests.unit.recommend_catalog import snapshot
 from wheretorun.engine.assumptions import Assumptions
-from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, staff_fte, staff_lines
+from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, staff_amounts, staff_fte, staff_lines
 from wheretorun.engine.recommend import recommend
 from wheretorun.engine.workload import Constraints, InferenceWorkload, OptionKind, TrainingWorkload
 
@@ -28,6 +28,16 @@ def test_a_large_deployment_pays_one_fte_per_250_accelerators() -> None:
         {STAFF: 4500 * 12, SCALED_STAFF: (36864 - 4500) * 12}
     )
     assert staff_fte(a.operations_staff_usd_per_month, 512, a) == pytest.approx(2.048)
+
+
+@pytest.mark.parametrize("accelerators", [0, 8, 512])
+def test_the_amounts_are_the_lines_without_their_notes(accelerators: int) -> None:
+    a = Assumptions()
+    lines = staff_lines(a.operations_staff_usd_per_month, accelerators, 12, a, "owned")
+    amounts = staff_amounts(a.operations_staff_usd_per_month, accelerators, 12, a)
+    assert tuple((line.name, line.usd) for line in lines) == tuple(
+        (name, usd) for name, usd in zip((STAFF, SCALED_STAFF), amounts, strict=True) if usd is not None
+    )
 
 
 def test_hosted_serving_reports_its_marginal_cost_without_the_staff_minimum() -> None:

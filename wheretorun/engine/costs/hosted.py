@@ -13,15 +13,67 @@ from decimal import Decimal
 
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import ApiPriceOffer
-from wheretorun.engine.costs.candidate import CostedCandidate, Line, PricedCandidate, lines_total
+from wheretorun.engine.costs.candidate import CostedCandidate, Line, PricedCandidate
 from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
-from wheretorun.engine.costs.staff import staff_lines
+from wheretorun.engine.costs.staff import staff_amounts, staff_lines
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import OptionKind
 
-__all__ = ["batch_plan", "label", "priced_serving_plan", "serving_plan", "usd_per_request", "uses_batch_tier"]
+__all__ = [
+    "batch_plan",
+    "clear_row_memos",
+    "label",
+    "priced_serving_plan",
+    "serving_lines",
+    "serving_plan",
+    "serving_total",
+    "usd_per_request",
+    "uses_batch_tier",
+]
 
 _MILLION = 1e6
+
+
+# Two memos of what a price row gives whatever the volume, each by the row's identity (an entry
+# holds its row, so the identity is not reused while the entry lives), cleared when full: a
+# request prices every hosted row of its models (22 for the 8B prototype), re-prices the best and
+# bridges owned plans' lead times with it (2026-12-05, instructions under callgrind):
+# Setup.for_hosted ~27K to build, ~2K to find; three Decimal-to-float conversions ~4.5K, ~1K.
+_ROWS_KEPT = 4096
+_SETUPS: dict[tuple[str, int, str], tuple[ApiPriceOffer, Setup]] = {}
+_TOKEN_PRICES: dict[int, tuple[ApiPriceOffer, tuple[float, float, float]]] = {}
+
+
+def _setup(model_id: str, price: ApiPriceOffer, pricing_mode: str) -> Setup:
+    """`Setup.for_hosted`, remembered."""
+    key = (model_id, id(price), pricing_mode)
+    entry = _SETUPS.get(key)
+    if entry is None:
+        if len(_SETUPS) >= _ROWS_KEPT:
+            _SETUPS.clear()
+        entry = _SETUPS[key] = (price, Setup.for_hosted(model_id, price, pricing_mode))
+    return entry[1]
+
+
+def _token_prices(price: ApiPriceOffer) -> tuple[float, float, float]:
+    """USD per million uncached input, cached input and output tokens, remembered. A missing
+    cached-input price charges cached tokens at the input price."""
+    entry = _TOKEN_PRICES.get(id(price))
+    if entry is None:
+        if len(_TOKEN_PRICES) >= _ROWS_KEPT:
+            _TOKEN_PRICES.clear()
+        input_usd = _usd(price.input_usd_per_million_tokens)
+        cached = price.cached_input_usd_per_million_tokens
+        cached_usd = input_usd if cached is None else float(cached)
+        prices = (input_usd, cached_usd, _usd(price.output_usd_per_million_tokens))
+        entry = _TOKEN_PRICES[id(price)] = (price, prices)
+    return entry[1]
+
+
+def clear_row_memos() -> None:
+    """Forget the remembered setups and token prices of price rows."""
+    _SETUPS.clear()
+    _TOKEN_PRICES.clear()
 
 
 def label(price: ApiPriceOffer) -> str:
@@ -33,10 +85,11 @@ def _usd(value: Decimal | None) -> float:
     return float(value)
 
 
-def _cached_price(price: ApiPriceOffer) -> tuple[float, str]:
-    if price.cached_input_usd_per_million_tokens is None:
-        return _usd(price.input_usd_per_million_tokens), "no cached-input price: charged at the input price"
-    return _usd(price.cached_input_usd_per_million_tokens), ""
+_CACHED_AT_INPUT_PRICE = "no cached-input price: charged at the input price"
+
+
+def _cached_note(price: ApiPriceOffer) -> str:
+    return _CACHED_AT_INPUT_PRICE if price.cached_input_usd_per_million_tokens is None else ""
 
 
 def _risks(price: ApiPriceOffer, latency_targets: bool) -> tuple[str, ...]:
@@ -50,37 +103,66 @@ def _risks(price: ApiPriceOffer, latency_targets: bool) -> tuple[str, ...]:
     return tuple(risks)
 
 
-def _token_usd(price: ApiPriceOffer, demand: ServingDemand) -> dict[str, float]:
-    """USD per request for each kind of token."""
-    cached_usd, _ = _cached_price(price)
-    return {
-        "input tokens": (demand.input_tokens - demand.cached_input_tokens)
-        * _usd(price.input_usd_per_million_tokens)
-        / _MILLION,
-        "cached input tokens": demand.cached_input_tokens * cached_usd / _MILLION,
-        "output tokens": demand.output_tokens * _usd(price.output_usd_per_million_tokens) / _MILLION,
-    }
+def _token_usd(price: ApiPriceOffer, demand: ServingDemand) -> tuple[float, float, float]:
+    """USD per request of the uncached input, the cached input and the output tokens."""
+    input_usd, cached_usd, output_usd = _token_prices(price)
+    return (
+        (demand.input_tokens - demand.cached_input_tokens) * input_usd / _MILLION,
+        demand.cached_input_tokens * cached_usd / _MILLION,
+        demand.output_tokens * output_usd / _MILLION,
+    )
 
 
 def usd_per_request(price: ApiPriceOffer, demand: ServingDemand) -> float:
     """Tokens of one request of `demand` at `price` (staff excluded)."""
-    return sum(_token_usd(price, demand).values())
+    return sum(_token_usd(price, demand))
+
+
+def _token_amounts(price: ApiPriceOffer, demand: ServingDemand) -> list[tuple[str, float]]:
+    """The token lines' amounts over the whole horizon, by line name in their order (no cached
+    input line when cached tokens cost nothing)."""
+    requests = demand.total_requests
+    uncached, cached, output = _token_usd(price, demand)
+    if cached:
+        return [
+            ("input tokens", requests * uncached),
+            ("cached input tokens", requests * cached),
+            ("output tokens", requests * output),
+        ]
+    return [("input tokens", requests * uncached), ("output tokens", requests * output)]
+
+
+def _staff(demand: ServingDemand, assumptions: Assumptions) -> tuple[float, int, int, Assumptions]:
+    """`staff_lines`' and `staff_amounts`' arguments for a hosted integration: its minimum for
+    every month, no accelerators."""
+    return assumptions.hosted_staff_usd_per_month, 0, demand.months, assumptions
 
 
 def serving_lines(price: ApiPriceOffer, demand: ServingDemand, assumptions: Assumptions) -> list[Line]:
     """The cost lines of online serving through `price` for the whole horizon (`serving_plan`
-    without the plan: what a rental bridging an owned plan's lead time needs)."""
-    requests = demand.total_requests
-    _, cached_note = _cached_price(price)
+    without the plan)."""
+    cached_note = _cached_note(price)
     lines = [
-        Line(name, requests * usd, cached_note if name.startswith("cached") else "")
-        for name, usd in _token_usd(price, demand).items()
-        if usd or name != "cached input tokens"
+        Line(name, usd, cached_note if name == "cached input tokens" else "")
+        for name, usd in _token_amounts(price, demand)
     ]
-    lines += staff_lines(
-        assumptions.hosted_staff_usd_per_month, 0, demand.months, assumptions, "hosted-API integration"
-    )
+    lines += staff_lines(*_staff(demand, assumptions), "hosted-API integration")
     return lines
+
+
+def serving_total(price: ApiPriceOffer, demand: ServingDemand, assumptions: Assumptions) -> float:
+    """`lines_total(serving_lines(...))` without the lines: the same amounts added in the same
+    order. Every hosted row is priced, the best re-priced by the break-even search, and hosted
+    lead-time bridges priced by their total only: ~13K instructions against ~43K for the lines
+    (2026-12-05)."""
+    total = 0.0
+    for _, usd in _token_amounts(price, demand):
+        total += usd
+    fixed, above = staff_amounts(*_staff(demand, assumptions))
+    total += fixed
+    if above is not None:
+        total += above
+    return total
 
 
 def serving_plan(
@@ -94,7 +176,7 @@ def serving_plan(
     return CostedCandidate(
         option=OptionKind.HOSTED_API,
         label=label(price),
-        setup=Setup.for_hosted(model_id, price, "api"),
+        setup=_setup(model_id, price, "api"),
         lines=tuple(lines),
         months=months,
         opex_usd_per_month=total / months,
@@ -103,9 +185,7 @@ def serving_plan(
         facts=(f"Pays per token (${per_request * 1000:.4f} per 1,000 requests), nothing when idle",),
         price_source=f"token prices of {price.model_id}: {price.source}",
         reprice=lambda multiplier: serving_plan(price, model_id, demand.scaled(multiplier), assumptions),
-        repriced_total_usd=lambda multiplier: lines_total(
-            serving_lines(price, demand.scaled(multiplier), assumptions)
-        ),
+        repriced_total_usd=lambda multiplier: serving_total(price, demand.scaled(multiplier), assumptions),
     )
 
 
@@ -116,8 +196,8 @@ def priced_serving_plan(
     return PricedCandidate(
         option=OptionKind.HOSTED_API,
         label=label(price),
-        setup=Setup.for_hosted(model_id, price, "api"),
-        total_usd=lines_total(serving_lines(price, demand, assumptions)),
+        setup=_setup(model_id, price, "api"),
+        total_usd=serving_total(price, demand, assumptions),
         months=demand.months,
         capex_usd=0.0,
         write=lambda: serving_plan(price, model_id, demand, assumptions),

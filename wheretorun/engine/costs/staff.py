@@ -21,7 +21,15 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.costs.arrays import FloatArray
 from wheretorun.engine.costs.candidate import FIXED_STAFF_LINES, Line
 
-__all__ = ["FIXED_STAFF_LINES", "SCALED_STAFF", "STAFF", "fleet_staff_usd", "staff_fte", "staff_lines"]
+__all__ = [
+    "FIXED_STAFF_LINES",
+    "SCALED_STAFF",
+    "STAFF",
+    "fleet_staff_usd",
+    "staff_amounts",
+    "staff_fte",
+    "staff_lines",
+]
 
 _Amount = TypeVar("_Amount", float, FloatArray)
 
@@ -42,6 +50,18 @@ def fleet_staff_usd(accelerators: _Amount, months: _Amount, assumptions: Assumpt
     return accelerators / a.accelerators_per_staff_fte * a.staff_usd_per_fte_month * months
 
 
+def staff_amounts(
+    minimum_usd_per_month: float, accelerators: float, months: float, assumptions: Assumptions
+) -> tuple[float, float | None]:
+    """The amounts of `staff_lines` without their notes (what a total read without the lines
+    adds): the minimum (`STAFF`), and what the fleet adds above it (`SCALED_STAFF`; None when
+    it needs no more). Two floats, not named pairs: `staff_lines` is called ~120 times for a
+    batch request, and each object here costs it (2026-12-05)."""
+    fixed = minimum_usd_per_month * months
+    scaled = fleet_staff_usd(accelerators, months, assumptions)
+    return fixed, (scaled - fixed if scaled > fixed else None)
+
+
 def staff_lines(
     minimum_usd_per_month: float,
     accelerators: float,
@@ -51,16 +71,12 @@ def staff_lines(
 ) -> tuple[Line, ...]:
     """The fixed minimum line, and the scaled line when the fleet needs more than the minimum."""
     a = assumptions
-    fixed = minimum_usd_per_month * months
-    scaled = fleet_staff_usd(accelerators, months, a)
-    lines = [Line(STAFF, fixed, f"{note}; the minimum per deployment")]
-    if scaled > fixed:
-        lines.append(
-            Line(
-                SCALED_STAFF,
-                scaled - fixed,
-                f"{accelerators:,.1f} accelerators / {a.accelerators_per_staff_fte:g} per FTE x "
-                f"${a.staff_usd_per_fte_month:,.0f} per FTE-month, above the minimum",
-            )
-        )
-    return tuple(lines)
+    fixed, above = staff_amounts(minimum_usd_per_month, accelerators, months, a)
+    minimum = Line(STAFF, fixed, f"{note}; the minimum per deployment")
+    if above is None:
+        return (minimum,)
+    scaled_note = (
+        f"{accelerators:,.1f} accelerators / {a.accelerators_per_staff_fte:g} per FTE x "
+        f"${a.staff_usd_per_fte_month:,.0f} per FTE-month, above the minimum"
+    )
+    return (minimum, Line(SCALED_STAFF, above, scaled_note))

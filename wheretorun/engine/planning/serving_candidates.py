@@ -19,7 +19,7 @@ from wheretorun.engine.capacity import CapacityTable, ReplicaCapacity, serving_c
 from wheretorun.engine.catalog import AcceleratorEntry, ApiPriceOffer, HardwarePrice
 from wheretorun.engine.costs import cloud, hosted
 from wheretorun.engine.costs.arrays import FloatArray, read_only
-from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate, lines_total
+from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import (
     Bridge,
@@ -117,14 +117,14 @@ def _hosted(
     result: ServingCandidates,
 ) -> None:
     priced: list[tuple[PricedCandidate, ApiPriceOffer, str]] = []
+    tokens, limits, a = demand.tokens_per_request, context.constraints, context.assumptions
+    result.evaluated += len(rows)
     for price, model_id in rows:
-        rejection = first_failing.hosted_row(price, demand.tokens_per_request, context.constraints)
-        result.evaluated += 1
+        rejection = first_failing.hosted_row(price, tokens, limits)
         if rejection is not None:
             context.book.record(rejection, hosted.label(price))
             continue
-        plan = hosted.priced_serving_plan(price, model_id, demand, context.assumptions)
-        priced.append((plan, price, model_id))
+        priced.append((hosted.priced_serving_plan(price, model_id, demand, a), price, model_id))
     result.plans.extend(plan for plan, _, _ in priced)
     if priced:
         cheapest, price, model_id = min(priced, key=lambda item: (item[0].total_usd, item[0].label))
@@ -408,10 +408,10 @@ def _bridge(
         sources.append(rental)
     if result.best_api is not None:
         price = result.best_api[0]
+        api_label = hosted.label(price)
 
         def api(head: ServingDemand) -> Rental:
-            lines = hosted.serving_lines(price, head, context.assumptions)
-            return Rental(hosted.label(price), lines_total(lines))
+            return Rental(api_label, hosted.serving_total(price, head, context.assumptions))
 
         sources.append(api)
     if not sources:
