@@ -129,6 +129,9 @@ class BreakEvenRead(ReadModel):
 
 
 class AssumptionRead(ReadModel):
+    # frozen: the reads of an assumptions value are shared by the answers that use it
+    model_config = ConfigDict(from_attributes=True, frozen=True)
+
     value: Any
     source: str
 

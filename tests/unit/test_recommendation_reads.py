@@ -1,0 +1,126 @@
+"""The answer of a recommendation: read once from the engine's values, with the assumptions' reads
+shared by the requests that send the same overrides, and the same to the byte as read model by model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import TypeAdapter, ValidationError
+
+from tests.unit.recommend_catalog import snapshot
+from wheretorun.engine.recommendation import Recommendation
+from wheretorun.errors import InvalidInput
+from wheretorun.services.recommendation_reads import (
+    BindingConstraintRead,
+    BreakEvenRead,
+    OptionRead,
+    RecommendationRead,
+    RejectedRead,
+)
+from wheretorun.services.recommendation_schemas import AssumptionsIn, RecommendationCreate
+from wheretorun.services.snapshot_recommendations import (
+    assumption_reads,
+    engine_assumptions,
+    engine_inputs,
+    recommend_on_snapshot,
+    recommendation_read,
+)
+
+_WRITER = TypeAdapter(RecommendationRead)
+
+
+def _body(**assumptions: Any) -> RecommendationCreate:
+    return RecommendationCreate.model_validate(
+        {
+            "workload": {
+                "kind": "inference",
+                "models": ["llama-3.3-70b"],
+                "requests_per_day": 20_000,
+                "input_tokens": 800,
+                "output_tokens": 200,
+            },
+            "assumptions": assumptions,
+        }
+    )
+
+
+def _recommendation(body: RecommendationCreate) -> Recommendation:
+    inputs = engine_inputs(body.workload, body.constraints, body.assumptions, lambda name: name)
+    return recommend_on_snapshot(inputs, snapshot())
+
+
+def _read_model_by_model(recommendation: Recommendation, limit: int | None) -> RecommendationRead:
+    """The answer as it was written before it was read in one validation (2026-12-05)."""
+    options = recommendation.options[:limit] if limit else recommendation.options
+    return RecommendationRead(
+        workload_kind=recommendation.workload_kind,
+        options=[OptionRead.model_validate(option) for option in options],
+        best_per_option={
+            kind.value: OptionRead.model_validate(option)
+            for kind, option in recommendation.best_per_option.items()
+        },
+        rejected=[RejectedRead.model_validate(group) for group in recommendation.rejected],
+        break_even=None
+        if recommendation.break_even is None
+        else BreakEvenRead.model_validate(recommendation.break_even),
+        assumptions=assumption_reads(recommendation.assumptions),
+        catalog_version=recommendation.catalog_version,
+        as_of=recommendation.as_of,
+        candidates_evaluated=recommendation.candidates_evaluated,
+        notes=list(recommendation.notes),
+        binding_constraints=[
+            BindingConstraintRead.model_validate(binding) for binding in recommendation.binding_constraints
+        ],
+    )
+
+
+@pytest.mark.parametrize("limit", [None, 1, 2])
+def test_the_answer_is_the_one_read_model_by_model(limit: int | None) -> None:
+    recommendation = _recommendation(_body(horizon_months=12))
+    assert len(recommendation.best_per_option) > 1
+    assert recommendation.rejected
+    assert recommendation.break_even is not None
+    read = recommendation_read(recommendation, limit)
+    assert _WRITER.dump_json(read, by_alias=True) == _WRITER.dump_json(
+        _read_model_by_model(recommendation, limit), by_alias=True
+    )
+    assert isinstance(read.options[0].breakdown, list)
+    assert isinstance(read.notes, list)
+    assert all(isinstance(option, OptionRead) for option in read.best_per_option.values())
+
+
+def test_the_best_option_of_a_kind_is_the_read_of_that_ranked_option() -> None:
+    recommendation = _recommendation(_body())
+    read = recommendation_read(recommendation)
+    best = recommendation.best_per_option
+    for kind, option in best.items():
+        assert read.best_per_option[kind.value] is read.options[recommendation.options.index(option)]
+
+
+def test_the_same_overrides_give_the_same_assumptions_and_reads() -> None:
+    first = engine_assumptions(AssumptionsIn(horizon_months=12, pue=1.3))
+    assert engine_assumptions(AssumptionsIn(horizon_months=12, pue=1.3)) is first
+    assert engine_assumptions(AssumptionsIn(horizon_months=24, pue=1.3)) is not first
+    one = recommendation_read(_recommendation(_body(horizon_months=12)))
+    other = recommendation_read(_recommendation(_body(horizon_months=12)))
+    assert one.assumptions["horizon_months"] is other.assumptions["horizon_months"]
+    with pytest.raises(ValidationError):  # shared between answers, so not to be changed in one
+        one.assumptions["horizon_months"].value = 6
+
+
+def test_overrides_equal_but_written_otherwise_are_not_confused() -> None:
+    zero = engine_assumptions(AssumptionsIn(spot_interruption_overhead=0.0))
+    negative_zero = engine_assumptions(AssumptionsIn(spot_interruption_overhead=-0.0))
+    assert negative_zero is not zero
+    answer = _WRITER.dump_json(recommendation_read(_recommendation(_body(spot_interruption_overhead=-0.0))))
+    assert b'"spot_interruption_overhead":{"value":-0.0,' in answer
+
+
+def test_refused_overrides_are_refused_every_time_at_the_prefix_given() -> None:
+    # past the request model's bounds (which are the engine's), as only a caller's own model can be
+    outside = AssumptionsIn.model_construct(hours_per_month=800.0)
+    for prefix in ("body", "body.scenarios.0"):
+        with pytest.raises(InvalidInput) as refused:
+            engine_assumptions(outside, prefix)
+        assert refused.value.field == f"{prefix}.assumptions.hours_per_month"
