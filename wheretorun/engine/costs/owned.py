@@ -45,7 +45,7 @@ from wheretorun.engine.costs.candidate import CostedCandidate, Line, PricedCandi
 from wheretorun.engine.costs.cloud import Layout, quantisation_risks
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.finance import CapitalSchedule, capital_schedule
-from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, fleet_staff_usd
+from wheretorun.engine.costs.staff import SCALED_STAFF, STAFF, fleet_staff_usd, staff_amounts
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.rules.local_capacity import serves_one_stream
@@ -265,10 +265,11 @@ def _staff_amounts(accelerators: int, months: int, assumptions: Assumptions) -> 
     """`staff_lines`' names and amounts for an owned deployment, without their notes (an owned
     plan's staff lines carry none, owned_plan): the minimum, and what the fleet adds above it.
     ~0.5 us against 5 for the lines with their notes, which the break-even wrote for each volume
-    (2026-12-05); tests/unit/test_owned_fleet.py holds it to `staff_lines`."""
-    fixed = assumptions.operations_staff_usd_per_month * months
-    scaled = fleet_staff_usd(accelerators, months, assumptions)
-    return ((STAFF, fixed), (SCALED_STAFF, scaled - fixed)) if scaled > fixed else ((STAFF, fixed),)
+    (2026-12-05)."""
+    fixed, above = staff_amounts(
+        assumptions.operations_staff_usd_per_month, accelerators, months, assumptions
+    )
+    return ((STAFF, fixed),) if above is None else ((STAFF, fixed), (SCALED_STAFF, above))
 
 
 @dataclass(frozen=True, slots=True)
