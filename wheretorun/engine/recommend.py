@@ -242,8 +242,14 @@ def _within_budgets(plans: Sequence[Candidate], workload: Workload, context: Con
 # ---- ranking ------------------------------------------------------------------------------------
 
 
+def _rank_key(plan: Candidate) -> tuple[float, str, str]:
+    """Cheapest first, ties by option kind then label. `OptionKind` is a `StrEnum`: a member
+    compares as its value, without the `.value` descriptor (~0.2 us a read, 2026-12-05)."""
+    return (plan.total_usd, plan.option, plan.label)
+
+
 def _ranked(plans: Sequence[Candidate]) -> list[Candidate]:
-    return sorted(plans, key=lambda plan: (plan.total_usd, plan.option.value, plan.label))
+    return sorted(plans, key=_rank_key)
 
 
 def _dedupe_key(plan: Candidate) -> tuple[str, str, str, str]:
@@ -252,7 +258,7 @@ def _dedupe_key(plan: Candidate) -> tuple[str, str, str, str]:
     twenty regions shows once, while its on-demand, spot and reserved prices all show."""
     setup = plan.setup
     return (
-        plan.option.value,
+        plan.option,  # a StrEnum member: hashes and compares as its value
         setup.accelerator_id or setup.model_id,
         setup.provider or "",
         setup.pricing_mode or "",
@@ -266,36 +272,46 @@ def _best_per_option(ranked: Sequence[Candidate]) -> dict[OptionKind, Candidate]
     return best
 
 
-def _same_total(head_usd: float, total_usd: float) -> bool:
-    """Totals worth one row: within half a percent of the head's (at least half a cent)."""
-    return abs(total_usd - head_usd) <= _SAME_TOTAL * max(abs(head_usd), 1.0)
+def _same_total_tolerance(head_usd: float) -> float:
+    """How far a total may lie from the head's to be worth one row: half a percent of the head's
+    total (at least half a cent)."""
+    return _SAME_TOTAL * max(abs(head_usd), 1.0)
 
 
 def _fold(plans: Sequence[Candidate]) -> list[tuple[Candidate, list[str]]]:
     """Ranked plans with those of the same option kind from the same provider (for hosted APIs:
-    or the same model, whoever resells it) at the same total (`_same_total`) folded into the
-    first such row."""
+    or the same model, whoever resells it) at the same total (`_same_total_tolerance`) folded into
+    the first such row."""
     rows: list[tuple[Candidate, list[str]]] = []
     # the rows a plan may fold into, by source (kind and provider, or kind and model), as
-    # (head's total, row index) in row order: each plan is compared with those rows only
-    by_source: dict[tuple[OptionKind, str, str | None], list[tuple[float, int]]] = {}
+    # (head's total, its tolerance, row index) in row order: each plan is compared with those
+    # rows only; plain loops, the tolerance computed once per row (2026-12-05: ~0.8 us a plan
+    # against ~2 with generators and a call per comparison)
+    by_source: dict[tuple[OptionKind, str, str | None], list[tuple[float, float, int]]] = {}
     for plan in plans:
         sources = _fold_sources(plan)
         total = plan.total_usd
-        found = (_first_same_total(by_source.get(source, ()), total) for source in sources)
-        head = min((index for index in found if index is not None), default=None)
+        head = None
+        for source in sources:
+            index = _first_same_total(by_source.get(source, ()), total)
+            if index is not None and (head is None or index < head):
+                head = index
         if head is None:
+            row = (total, _same_total_tolerance(total), len(rows))
             for source in sources:
-                by_source.setdefault(source, []).append((total, len(rows)))
+                by_source.setdefault(source, []).append(row)
             rows.append((plan, []))
         else:
             rows[head][1].append(plan.label)
     return rows
 
 
-def _first_same_total(heads: Sequence[tuple[float, int]], total_usd: float) -> int | None:
-    """The index of the first row in `heads` ((total, index) pairs) at the same total, if any."""
-    return next((index for head_usd, index in heads if _same_total(head_usd, total_usd)), None)
+def _first_same_total(heads: Sequence[tuple[float, float, int]], total_usd: float) -> int | None:
+    """The index of the first row in `heads` ((total, tolerance, index)) at the same total, if any."""
+    for head_usd, tolerance, index in heads:
+        if abs(total_usd - head_usd) <= tolerance:
+            return index
+    return None
 
 
 def _fold_sources(plan: Candidate) -> list[tuple[OptionKind, str, str | None]]:
@@ -320,7 +336,7 @@ def _shortlist(
     kept = {id(plan) for plan, _ in shortlist}
     folded = {label for _, others in rows for label in others}
     shortlist += [(plan, []) for plan in best.values() if id(plan) not in kept and plan.label not in folded]
-    shortlist.sort(key=lambda row: (row[0].total_usd, row[0].option.value, row[0].label))
+    shortlist.sort(key=lambda row: _rank_key(row[0]))
     return [(plan, tuple(others)) for plan, others in shortlist]
 
 
