@@ -229,9 +229,12 @@ def _budget_usd(plan: Candidate, workload: Workload) -> float:
 
 
 def _within_budgets(plans: Sequence[Candidate], workload: Workload, context: Context) -> list[Candidate]:
+    constraints = context.constraints
+    if constraints.max_usd_per_month is None and constraints.max_capex_usd is None:
+        return list(plans)  # no money limit: no plan is over one (the rule not asked once per plan)
     kept = []
     for plan in plans:
-        rejection = over_limits(_budget_usd(plan, workload), plan.capex_usd, context.constraints)
+        rejection = over_limits(_budget_usd(plan, workload), plan.capex_usd, constraints)
         if rejection is None:
             kept.append(plan)
         else:
