@@ -32,7 +32,7 @@ from types import MappingProxyType
 from typing import Any
 
 from wheretorun.engine.assumptions import Assumptions
-from wheretorun.engine.catalog import CatalogSnapshot
+from wheretorun.engine.catalog import CatalogSnapshot, CloudOffer
 from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate
 from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
@@ -43,6 +43,7 @@ from wheretorun.engine.money import rounded_to_places
 from wheretorun.engine.planning.acceptable_models import rows_of_catalog_models
 from wheretorun.engine.planning.batch_candidates import batch_candidates
 from wheretorun.engine.planning.context import Context
+from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.planning.serving_candidates import serving_candidates
 from wheretorun.engine.planning.training_candidates import training_candidates
 from wheretorun.engine.recommendation import (
@@ -51,8 +52,10 @@ from wheretorun.engine.recommendation import (
     HybridPart,
     PlanOption,
     Recommendation,
+    RejectReason,
 )
 from wheretorun.engine.rules.budget import over_limits
+from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.rules.suspect_price import candidates_snapshot, suspect_price
 from wheretorun.engine.volume_break_even import volume_break_even
 from wheretorun.engine.workload import (
@@ -173,14 +176,29 @@ def _count_suspect(
         rejection = suspect_price(price.suspect_reason, constraints)
         if rejection is not None:
             context.book.record(rejection, f"{price.provider} {price.model_id}")
-    for offer in snapshot.suspect_cloud_offers:
-        rejection = suspect_price(offer.suspect_reason, constraints)
+    _count_suspect_offers(snapshot.suspect_cloud_offers, constraints, context.book)
+
+
+def _count_suspect_offers(
+    offers: Sequence[CloudOffer], constraints: Constraints, book: RejectionBook
+) -> None:
+    """The suspect cloud offers' rejections, as if recorded one by one: an example while the
+    group wants one, the others counted together at the end; the rule asked once per distinct
+    reason (a few dozen offers share a handful)."""
+    outcomes: dict[str | None, Rejection | None] = {}
+    uncounted: dict[RejectReason, int] = {}
+    for offer in offers:
+        if offer.suspect_reason not in outcomes:
+            outcomes[offer.suspect_reason] = suspect_price(offer.suspect_reason, constraints)
+        rejection = outcomes[offer.suspect_reason]
         if rejection is None:
             continue
-        if context.book.wants_example(rejection.reason):
-            context.book.record(rejection, f"{offer.provider} {offer.instance_type} {offer.region}")
+        if book.wants_example(rejection.reason):
+            book.record(rejection, f"{offer.provider} {offer.instance_type} {offer.region}")
         else:
-            context.book.add_count(rejection.reason, 1)
+            uncounted[rejection.reason] = uncounted.get(rejection.reason, 0) + 1
+    for reason, count in uncounted.items():
+        book.add_count(reason, count)
 
 
 @dataclass(frozen=True, slots=True)
