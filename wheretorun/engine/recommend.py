@@ -71,7 +71,7 @@ __all__ = ["SHORTLIST", "recommend"]
 
 SHORTLIST = 20
 _CENTS = 2  # decimal places of money
-_PER_TOKEN = 4  # of a cost per unit: per million tokens, per accelerator-hour
+_PER_TOKEN = 4  # decimal places of a cost per million tokens or per accelerator-hour
 _HOURS_PER_BUDGET_MONTH = 730.0
 _SAME_TOTAL = 0.005  # totals within half a percent are "the same total" when folding rows
 _DEADLINE_RELAXATION = 10  # a batch deadline is required; relaxing it means ten times longer
