@@ -8,7 +8,7 @@ from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wheretorun.engine.money import CENT, rounded
+from wheretorun.engine.money import CENT, rounded, rounded_to_places
 
 
 def test_rounding_is_half_even_on_the_exact_binary_value() -> None:
@@ -32,3 +32,31 @@ def test_rounding_matches_decimal_arithmetic_with_enough_digits(value: float) ->
     assert result == expected
     assert not (result.is_zero() and result.is_signed())
     assert abs(result - Decimal(value)) <= Decimal("0.005")
+
+
+def _plain(value: float, step: Decimal) -> Decimal:
+    """The rule written plainly: the float's exact value quantized with digits to spare, + 0."""
+    with localcontext(prec=400):
+        return Decimal(value).quantize(step, rounding=ROUND_HALF_EVEN) + 0
+
+
+@given(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["0.01", "0.0001", "0.010", "0.05", "1", "0", "1E-21", "1E+1", "5E+2"]),
+)
+def test_rounding_keeps_the_digits_and_the_exponent_of_decimal_arithmetic(value: float, step: str) -> None:
+    """Equal as text, not only as numbers: the exponent is part of the answer ("0.00", "120")."""
+    assert str(rounded(value, Decimal(step))) == str(_plain(value, Decimal(step)))
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([0, 2, 4, 21]))
+def test_rounding_to_places_is_rounding_to_the_step(value: float, places: int) -> None:
+    assert str(rounded_to_places(value, places)) == str(_plain(value, Decimal(1).scaleb(-places)))
+
+
+def test_a_step_above_one_rounds_to_a_whole_number() -> None:
+    assert str(rounded(123.0, Decimal("1E+1"))) == "120"
+    assert str(rounded(-3.0, Decimal("1E+1"))) == "0"
+    assert str(rounded(-0.004, Decimal("0.0001"))) == "-0.0040"
+    assert str(rounded(0.125, CENT)) == "0.12"
+    assert str(rounded(-0.0)) == "0.00"

@@ -32,17 +32,18 @@ from types import MappingProxyType
 from typing import Any
 
 from wheretorun.engine.assumptions import Assumptions
-from wheretorun.engine.catalog import CatalogSnapshot
+from wheretorun.engine.catalog import CatalogSnapshot, CloudOffer
 from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate
 from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.explain import rationale
 from wheretorun.engine.hybrid import HybridSolution, solve_hybrid
-from wheretorun.engine.money import rounded
+from wheretorun.engine.money import rounded_to_places
 from wheretorun.engine.planning.acceptable_models import rows_of_catalog_models
 from wheretorun.engine.planning.batch_candidates import batch_candidates
 from wheretorun.engine.planning.context import Context
+from wheretorun.engine.planning.rejections import RejectionBook
 from wheretorun.engine.planning.serving_candidates import serving_candidates
 from wheretorun.engine.planning.training_candidates import training_candidates
 from wheretorun.engine.recommendation import (
@@ -51,8 +52,10 @@ from wheretorun.engine.recommendation import (
     HybridPart,
     PlanOption,
     Recommendation,
+    RejectReason,
 )
 from wheretorun.engine.rules.budget import over_limits
+from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.rules.suspect_price import candidates_snapshot, suspect_price
 from wheretorun.engine.volume_break_even import volume_break_even
 from wheretorun.engine.workload import (
@@ -67,8 +70,8 @@ from wheretorun.engine.workload import (
 __all__ = ["SHORTLIST", "recommend"]
 
 SHORTLIST = 20
-_CENT = Decimal("0.01")
-_PER_TOKEN = Decimal("0.0001")
+_CENTS = 2  # decimal places of money
+_PER_TOKEN = 4  # decimal places of a cost per million tokens or per accelerator-hour
 _HOURS_PER_BUDGET_MONTH = 730.0
 _SAME_TOTAL = 0.005  # totals within half a percent are "the same total" when folding rows
 _DEADLINE_RELAXATION = 10  # a batch deadline is required; relaxing it means ten times longer
@@ -173,14 +176,29 @@ def _count_suspect(
         rejection = suspect_price(price.suspect_reason, constraints)
         if rejection is not None:
             context.book.record(rejection, f"{price.provider} {price.model_id}")
-    for offer in snapshot.suspect_cloud_offers:
-        rejection = suspect_price(offer.suspect_reason, constraints)
+    _count_suspect_offers(snapshot.suspect_cloud_offers, constraints, context.book)
+
+
+def _count_suspect_offers(
+    offers: Sequence[CloudOffer], constraints: Constraints, book: RejectionBook
+) -> None:
+    """The suspect cloud offers' rejections, as if recorded one by one: an example while the
+    group wants one, the others counted together at the end; the rule asked once per distinct
+    reason (a few dozen offers share a handful)."""
+    outcomes: dict[str | None, Rejection | None] = {}
+    uncounted: dict[RejectReason, int] = {}
+    for offer in offers:
+        if offer.suspect_reason not in outcomes:
+            outcomes[offer.suspect_reason] = suspect_price(offer.suspect_reason, constraints)
+        rejection = outcomes[offer.suspect_reason]
         if rejection is None:
             continue
-        if context.book.wants_example(rejection.reason):
-            context.book.record(rejection, f"{offer.provider} {offer.instance_type} {offer.region}")
+        if book.wants_example(rejection.reason):
+            book.record(rejection, f"{offer.provider} {offer.instance_type} {offer.region}")
         else:
-            context.book.add_count(rejection.reason, 1)
+            uncounted[rejection.reason] = uncounted.get(rejection.reason, 0) + 1
+    for reason, count in uncounted.items():
+        book.add_count(reason, count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,9 +247,12 @@ def _budget_usd(plan: Candidate, workload: Workload) -> float:
 
 
 def _within_budgets(plans: Sequence[Candidate], workload: Workload, context: Context) -> list[Candidate]:
+    constraints = context.constraints
+    if constraints.max_usd_per_month is None and constraints.max_capex_usd is None:
+        return list(plans)  # no money limit: no plan is over one (the rule not asked once per plan)
     kept = []
     for plan in plans:
-        rejection = over_limits(_budget_usd(plan, workload), plan.capex_usd, context.constraints)
+        rejection = over_limits(_budget_usd(plan, workload), plan.capex_usd, constraints)
         if rejection is None:
             kept.append(plan)
         else:
@@ -242,8 +263,14 @@ def _within_budgets(plans: Sequence[Candidate], workload: Workload, context: Con
 # ---- ranking ------------------------------------------------------------------------------------
 
 
+def _rank_key(plan: Candidate) -> tuple[float, str, str]:
+    """Cheapest first, ties by option kind then label. `OptionKind` is a `StrEnum`: a member
+    compares as its value, without the `.value` descriptor (~0.2 us a read, 2026-12-05)."""
+    return (plan.total_usd, plan.option, plan.label)
+
+
 def _ranked(plans: Sequence[Candidate]) -> list[Candidate]:
-    return sorted(plans, key=lambda plan: (plan.total_usd, plan.option.value, plan.label))
+    return sorted(plans, key=_rank_key)
 
 
 def _dedupe_key(plan: Candidate) -> tuple[str, str, str, str]:
@@ -252,7 +279,7 @@ def _dedupe_key(plan: Candidate) -> tuple[str, str, str, str]:
     twenty regions shows once, while its on-demand, spot and reserved prices all show."""
     setup = plan.setup
     return (
-        plan.option.value,
+        plan.option,  # a StrEnum member: hashes and compares as its value
         setup.accelerator_id or setup.model_id,
         setup.provider or "",
         setup.pricing_mode or "",
@@ -266,36 +293,46 @@ def _best_per_option(ranked: Sequence[Candidate]) -> dict[OptionKind, Candidate]
     return best
 
 
-def _same_total(head_usd: float, total_usd: float) -> bool:
-    """Totals worth one row: within half a percent of the head's (at least half a cent)."""
-    return abs(total_usd - head_usd) <= _SAME_TOTAL * max(abs(head_usd), 1.0)
+def _same_total_tolerance(head_usd: float) -> float:
+    """How far a total may lie from the head's to be worth one row: half a percent of the head's
+    total (at least half a cent)."""
+    return _SAME_TOTAL * max(abs(head_usd), 1.0)
 
 
 def _fold(plans: Sequence[Candidate]) -> list[tuple[Candidate, list[str]]]:
     """Ranked plans with those of the same option kind from the same provider (for hosted APIs:
-    or the same model, whoever resells it) at the same total (`_same_total`) folded into the
-    first such row."""
+    or the same model, whoever resells it) at the same total (`_same_total_tolerance`) folded into
+    the first such row."""
     rows: list[tuple[Candidate, list[str]]] = []
     # the rows a plan may fold into, by source (kind and provider, or kind and model), as
-    # (head's total, row index) in row order: each plan is compared with those rows only
-    by_source: dict[tuple[OptionKind, str, str | None], list[tuple[float, int]]] = {}
+    # (head's total, its tolerance, row index) in row order: each plan is compared with those
+    # rows only; plain loops, the tolerance computed once per row (with the ranking's keys:
+    # the prototype's `_shortlist` 1.06M instructions against 2.66M with generators, 2026-12-05)
+    by_source: dict[tuple[OptionKind, str, str | None], list[tuple[float, float, int]]] = {}
     for plan in plans:
         sources = _fold_sources(plan)
         total = plan.total_usd
-        found = (_first_same_total(by_source.get(source, ()), total) for source in sources)
-        head = min((index for index in found if index is not None), default=None)
+        head = None
+        for source in sources:
+            index = _first_same_total(by_source.get(source, ()), total)
+            if index is not None and (head is None or index < head):
+                head = index
         if head is None:
+            row = (total, _same_total_tolerance(total), len(rows))
             for source in sources:
-                by_source.setdefault(source, []).append((total, len(rows)))
+                by_source.setdefault(source, []).append(row)
             rows.append((plan, []))
         else:
             rows[head][1].append(plan.label)
     return rows
 
 
-def _first_same_total(heads: Sequence[tuple[float, int]], total_usd: float) -> int | None:
-    """The index of the first row in `heads` ((total, index) pairs) at the same total, if any."""
-    return next((index for head_usd, index in heads if _same_total(head_usd, total_usd)), None)
+def _first_same_total(heads: Sequence[tuple[float, float, int]], total_usd: float) -> int | None:
+    """The index of the first row in `heads` ((total, tolerance, index)) at the same total, if any."""
+    for head_usd, tolerance, index in heads:
+        if abs(total_usd - head_usd) <= tolerance:
+            return index
+    return None
 
 
 def _fold_sources(plan: Candidate) -> list[tuple[OptionKind, str, str | None]]:
@@ -320,7 +357,7 @@ def _shortlist(
     kept = {id(plan) for plan, _ in shortlist}
     folded = {label for _, others in rows for label in others}
     shortlist += [(plan, []) for plan in best.values() if id(plan) not in kept and plan.label not in folded]
-    shortlist.sort(key=lambda row: (row[0].total_usd, row[0].option.value, row[0].label))
+    shortlist.sort(key=lambda row: _rank_key(row[0]))
     return [(plan, tuple(others)) for plan, others in shortlist]
 
 
@@ -416,21 +453,21 @@ def _binding_constraints(
 # ---- at the edge: Decimal money ------------------------------------------------------------------
 
 
-def _money(value: float, step: Decimal = _CENT) -> Decimal:
+def _money(value: float, places: int = _CENTS) -> Decimal:
     if not math.isfinite(value):
         raise ValueError(f"a cost must be finite, got {value}")
-    return rounded(value, step)
+    return rounded_to_places(value, places)
 
 
-def _optional_money(value: float | None, step: Decimal = _CENT) -> Decimal | None:
-    return None if value is None else _money(value, step)
+def _optional_money(value: float | None, places: int = _CENTS) -> Decimal | None:
+    return None if value is None else _money(value, places)
 
 
-def _per_unit_money(value: float | None, step: Decimal = _CENT) -> Decimal | None:
+def _per_unit_money(value: float | None, places: int = _CENTS) -> Decimal | None:
     """A cost per unit (per million tokens, per run, per accelerator-hour), or None where the
     volume it divides by is too small for the figure to be finite (a vanishing traffic or run
     rate): the totals stay, the per-unit figure is not defined."""
-    return None if value is None or not math.isfinite(value) else _money(value, step)
+    return None if value is None or not math.isfinite(value) else rounded_to_places(value, places)
 
 
 def _option(
