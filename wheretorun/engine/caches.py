@@ -4,9 +4,10 @@ Each memo holds results of pure functions of immutable values (capacity tables, 
 layouts, the eligible offers and purchasable hardware and the sizing of the offer groups, each
 pricing mode's cheapest row per (group, sizing key), owned servers' figures and cloud layouts'
 rates as columns, training sizings, the catalog's columns, the hosted price rows by model, each
-hosted row's setup and token prices, Poisson quantiles), is bounded in size, and changes timing only: `clear_caches()` exists so
-tests and benches can compare the remembered path with the answer computed afresh. The memos
-of large immutable inputs match them by identity (engine/memo.py).
+hosted row's setup and token prices, Poisson quantiles), is bounded in size, and changes timing
+only: `clear_caches()` exists so tests and benches can compare the remembered path with the
+answer computed afresh. The memos of large immutable inputs match them by identity
+(engine/memo.py).
 """
 
 from __future__ import annotations
