@@ -18,7 +18,7 @@ from wheretorun.engine.caches import clear_caches
 from wheretorun.pricing.snapshot import SnapshotCache
 from wheretorun.services.recommendation_schemas import RecommendationCreate
 from wheretorun.services.recommendations import recommend_for, run_recommendation
-from wheretorun.services.snapshot_recommendations import recommendation_read
+from wheretorun.services.snapshot_recommendations import clear_read_memos, recommendation_read
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -88,14 +88,20 @@ def _answer(session: Session, body: dict[str, Any], snapshots: SnapshotCache) ->
     return result.model_dump(mode="json")
 
 
+def _afresh() -> None:
+    """Nothing remembered: the engine's memos and the service's assumptions and reads."""
+    clear_caches()
+    clear_read_memos()
+
+
 def test_the_fast_path_gives_the_same_answers(session: Session) -> None:
     bodies = _examples() + _generated()
     assert len(bodies) >= 20
     warm = SnapshotCache()
-    clear_caches()
+    _afresh()
     fast = [_answer(session, body, warm) for body in bodies + bodies]  # the second round hits
     for index, body in enumerate(bodies):
-        clear_caches()
+        _afresh()
         fresh = _answer(session, body, warm)
         assert fresh["options"], f"workload {index} has no option"
         for answer in (fast[index], fast[index + len(bodies)]):
@@ -121,10 +127,10 @@ def test_a_cached_capacity_table_serves_another_volume(session: Session, daily: 
         }
     }
     other = {**body, "workload": {**body["workload"], "requests_per_day": daily * 50}}
-    clear_caches()
+    _afresh()
     _answer(session, other, snapshots)  # fills the cache with the same request shape
     cached = _answer(session, body, snapshots)
-    clear_caches()
+    _afresh()
     assert cached == _answer(session, body, snapshots)
 
 

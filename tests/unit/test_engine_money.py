@@ -3,8 +3,10 @@ value, never an error for a finite float, never a negative zero."""
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_EVEN, Decimal, localcontext
+import math
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation, localcontext
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -60,3 +62,17 @@ def test_a_step_above_one_rounds_to_a_whole_number() -> None:
     assert str(rounded(-0.004, Decimal("0.0001"))) == "-0.0040"
     assert str(rounded(0.125, CENT)) == "0.12"
     assert str(rounded(-0.0)) == "0.00"
+
+
+@pytest.mark.parametrize("places", [-1, 22])
+def test_rounding_to_places_refuses_places_out_of_range(places: int) -> None:
+    with pytest.raises(ValueError, match="places"):
+        rounded_to_places(1.234567, places)
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
+def test_rounding_refuses_what_is_not_finite_as_quantize_does(value: float) -> None:
+    with pytest.raises(InvalidOperation):
+        rounded(value)
+    with pytest.raises(InvalidOperation):
+        rounded(value, Decimal(100))  # the quantize path

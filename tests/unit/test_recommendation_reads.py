@@ -109,6 +109,17 @@ def test_the_same_overrides_give_the_same_assumptions_and_reads() -> None:
         one.assumptions["horizon_months"].value = 6
 
 
+def test_a_shared_read_holds_no_list_one_answer_could_change_for_another() -> None:
+    discounts = {"reserved_discounts_by_provider": {"aws": {"one_year": 0.2, "three_year": 0.4}}}
+    one = recommendation_read(_recommendation(_body(**discounts)))
+    value = one.assumptions["reserved_discounts_by_provider"].value
+    assert value == (("aws", 0.2, 0.4),)
+    with pytest.raises(AttributeError):
+        value.append(("evil", 0.9, 0.9))  # type: ignore[attr-defined]
+    other = _WRITER.dump_json(recommendation_read(_recommendation(_body(**discounts))))
+    assert b'"reserved_discounts_by_provider":{"value":[["aws",0.2,0.4]],' in other
+
+
 def test_overrides_equal_but_written_otherwise_are_not_confused() -> None:
     zero = engine_assumptions(AssumptionsIn(spot_interruption_overhead=0.0))
     negative_zero = engine_assumptions(AssumptionsIn(spot_interruption_overhead=-0.0))

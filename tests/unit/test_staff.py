@@ -30,14 +30,18 @@ def test_a_large_deployment_pays_one_fte_per_250_accelerators() -> None:
     assert staff_fte(a.operations_staff_usd_per_month, 512, a) == pytest.approx(2.048)
 
 
-@pytest.mark.parametrize("accelerators", [0, 8, 512])
-def test_the_amounts_are_the_lines_without_their_notes(accelerators: int) -> None:
+@pytest.mark.parametrize(
+    ("accelerators", "above_minimum"),
+    # the owned minimum is $4,500 a month (0.25 FTE); the fleet rate $18,000 per 250 accelerators
+    [(0, None), (8, None), (62.5, None), (63, (63 / 250 * 18_000 - 4500) * 12), (512, (36864 - 4500) * 12)],
+)
+def test_the_amounts_are_the_minimum_and_what_the_fleet_adds(
+    accelerators: float, above_minimum: float | None
+) -> None:
     a = Assumptions()
-    lines = staff_lines(a.operations_staff_usd_per_month, accelerators, 12, a, "owned")
-    amounts = staff_amounts(a.operations_staff_usd_per_month, accelerators, 12, a)
-    assert tuple((line.name, line.usd) for line in lines) == tuple(
-        (name, usd) for name, usd in zip((STAFF, SCALED_STAFF), amounts, strict=True) if usd is not None
-    )
+    fixed, above = staff_amounts(a.operations_staff_usd_per_month, accelerators, 12, a)
+    assert fixed == pytest.approx(4500 * 12)
+    assert above == (None if above_minimum is None else pytest.approx(above_minimum))
 
 
 def test_hosted_serving_reports_its_marginal_cost_without_the_staff_minimum() -> None:

@@ -52,6 +52,7 @@ __all__ = [
     "EngineInputs",
     "assumption_defaults",
     "assumption_reads",
+    "clear_read_memos",
     "engine_assumptions",
     "engine_constraints",
     "engine_inputs",
@@ -188,8 +189,8 @@ def assumption_defaults() -> dict[str, AssumptionRead]:
 def _plain(value: Any) -> Any:
     if isinstance(value, engine.ServingEngine):
         return value.value
-    if isinstance(value, tuple):
-        return [_plain(v) for v in value]
+    if isinstance(value, tuple):  # a tuple still: the reads are shared by answers (AssumptionRead)
+        return tuple(_plain(v) for v in value)
     return value
 
 
@@ -268,6 +269,13 @@ _ASSUMPTION_READS: RecentResults[dict[str, AssumptionRead]] = RecentResults(kept
 # The ranked options validated in one call: ~5,000 instructions less per option than
 # `OptionRead.model_validate` each (the prototype's 10: 0.95M against 1.00M, 2026-12-05).
 _OPTION_READS = TypeAdapter(list[OptionRead])
+
+
+def clear_read_memos() -> None:
+    """Forget the remembered assumptions and their reads (as `engine.caches.clear_caches` does
+    the engine's memos), for tests that compare the remembered path with a fresh one."""
+    _ENGINE_ASSUMPTIONS.clear()
+    _ASSUMPTION_READS.clear()
 
 
 def recommendation_read(recommendation: Recommendation, limit: int | None = None) -> RecommendationRead:

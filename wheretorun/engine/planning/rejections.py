@@ -12,9 +12,14 @@ from collections.abc import Callable
 from wheretorun.engine.recommendation import RejectedGroup, RejectReason
 from wheretorun.engine.rules.rejection import Rejection
 
-__all__ = ["RejectionBook"]
+__all__ = ["RejectionBook", "described"]
 
 EXAMPLES_PER_GROUP = 3
+
+
+def described(rejection: Rejection, subject: str) -> str:
+    """A rejection's example as the book keeps it: `subject: detail`."""
+    return f"{subject}: {rejection.detail}"
 
 
 class RejectionBook:
@@ -36,7 +41,7 @@ class RejectionBook:
 
     def record(self, rejection: Rejection, subject: str, count: int = 1) -> None:
         """Count `count` candidates rejected by `rejection`, described as `subject: detail`."""
-        self.reject(rejection.reason, f"{subject}: {rejection.detail}", count)
+        self.reject(rejection.reason, described(rejection, subject), count)
 
     def add_count(self, reason: RejectReason, count: int) -> None:
         """Count `count` more candidates without an example."""

@@ -53,7 +53,7 @@ from wheretorun.engine.planning.offers import (
     eligible_hardware,
     eligible_offers,
 )
-from wheretorun.engine.planning.rejections import RejectionBook
+from wheretorun.engine.planning.rejections import RejectionBook, described
 from wheretorun.engine.precision import Precision
 from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.rules import context_window, deadline, first_failing, local_capacity
@@ -674,11 +674,10 @@ def _record_rejected(
     book: RejectionBook, reason: RejectReason, rejected: Sequence[tuple[str, Rejection]], kind: str
 ) -> None:
     """Record each (accelerator id, rejection for `reason`) of an owned server or local card
-    (`kind`) while the book wants examples of `reason`, and count the rest: the same book as
-    recording each."""
-    shown = 0
-    while shown < len(rejected) and book.wants_example(reason):
-        accelerator_id, rejection = rejected[shown]
-        book.record(rejection, f"{kind} {accelerator_id}")
-        shown += 1
-    book.add_count(reason, len(rejected) - shown)
+    (`kind`): the same book as recording each, with only the examples it keeps written."""
+
+    def example(index: int) -> str:
+        accelerator_id, rejection = rejected[index]
+        return described(rejection, f"{kind} {accelerator_id}")
+
+    book.reject_rows(reason, len(rejected), example)
