@@ -50,11 +50,15 @@ class ServingDemand:
     _served: dict[int, float] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
-        per_month = np.asarray(self.rates_rps @ self.group_hours * _SECONDS_PER_HOUR, dtype=np.float64)
-        object.__setattr__(self, "months", int(self.rates_rps.shape[0]))
-        object.__setattr__(self, "peak_rps", float(self.rates_rps.max()) if self.rates_rps.size else 0.0)
-        object.__setattr__(self, "requests_per_month", per_month)
-        object.__setattr__(self, "total_requests", float(per_month.sum()))
+        # by the reductions themselves (what `.max` and `.sum` call, without their Python
+        # wrappers): a head or a scaled demand in 9.8 us against 12.7 (2026-12-05)
+        rates = self.rates_rps
+        per_month = np.asarray(rates @ self.group_hours * _SECONDS_PER_HOUR, dtype=np.float64)
+        setter = object.__setattr__
+        setter(self, "months", int(rates.shape[0]))
+        setter(self, "peak_rps", float(np.maximum.reduce(rates, axis=None)) if rates.size else 0.0)
+        setter(self, "requests_per_month", per_month)
+        setter(self, "total_requests", float(np.add.reduce(per_month, axis=None)))
 
     @classmethod
     def from_workload(cls, workload: InferenceWorkload, months: int, hours_per_month: float) -> ServingDemand:
@@ -93,7 +97,10 @@ class ServingDemand:
         its energy is linear in it)."""
         served = self._served.get(from_month)
         if served is None:
-            served = self._served[from_month] = float((self.rates_rps[from_month:] @ self.group_hours).sum())
+            # np.add.reduce: what `.sum` calls, without its Python wrappers (2.7 us against 3.7)
+            served = self._served[from_month] = float(
+                np.add.reduce(self.rates_rps[from_month:] @ self.group_hours, axis=None)
+            )
         return served
 
     def tokens_from(self, from_month: int) -> float:

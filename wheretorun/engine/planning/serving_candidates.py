@@ -422,10 +422,20 @@ def _bridge(
     memo: dict[int, tuple[ServingDemand, Rental | None]] = {}
 
     def cheapest(head: ServingDemand) -> Rental | None:
-        if id(head) not in memo:
-            rentals = [rental for source in sources if (rental := source(head)) is not None]
-            memo[id(head)] = head, min(rentals, key=lambda r: (r.total_usd, r.label), default=None)
-        return memo[id(head)][1]
+        known = memo.get(id(head))
+        if known is not None:
+            return known[1]
+        # min by (total, label), the first on a tie, without a list and a key function (each
+        # re-priced owned plan bridges a new head)
+        best: Rental | None = None
+        for source in sources:
+            rental = source(head)
+            if rental is not None and (
+                best is None or (rental.total_usd, rental.label) < (best.total_usd, best.label)
+            ):
+                best = rental
+        memo[id(head)] = head, best
+        return best
 
     return cheapest
 
