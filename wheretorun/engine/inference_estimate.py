@@ -439,7 +439,7 @@ def _bound(step: PassCost) -> tuple[Bound, str]:
         f"{compute_s * 1e3:.2f} ms, tensor-parallel all-reduces {interconnect_s * 1e3:.2f} ms, "
         f"fixed per-layer overhead {float(step.overhead_s) * 1e3:.2f} ms"
     )
-    if np.isnan(step.compute_s):
+    if math.isnan(float(step.compute_s)):
         reason += "; the accelerator publishes no compute peak for this precision, so compute is not bounded"
     return bound, reason
 
