@@ -28,9 +28,9 @@ storage calls run in a worker thread.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -80,6 +80,15 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+def _uuid4_hex() -> str:
+    """`uuid.uuid4().hex`: 16 random bytes with the version (4) and variant bits set, as `uuid`
+    sets them, without building a `UUID` (~1 us a request, 2026-12-05)."""
+    value = int.from_bytes(os.urandom(16), "big")
+    value = (value & ~(0xC000 << 48)) | (0x8000 << 48)
+    value = (value & ~(0xF000 << 64)) | (4 << 76)
+    return f"{value:032x}"
+
+
 def _state(scope: Scope) -> dict[str, Any]:
     state: dict[str, Any] = scope.setdefault("state", {})
     return state
@@ -107,7 +116,7 @@ class RequestContextMiddleware:
             await self.app(scope, receive, send)
             return
         given = _header(scope, b"x-request-id") or ""
-        request_id = given if _REQUEST_ID.match(given) else uuid.uuid4().hex
+        request_id = given if _REQUEST_ID.match(given) else _uuid4_hex()
         _state(scope)["request_id"] = request_id
         status = 500
         started = False

@@ -42,6 +42,7 @@ from wheretorun.engine.roofline import (
     nan_to_num,
     pipelined_prefill_seconds,
     prefill_pass,
+    where,
 )
 from wheretorun.engine.specs import AcceleratorSpec, AttentionKind, ModelArchitecture
 
@@ -213,11 +214,11 @@ def activation_bytes(
 
 
 def available_bytes(
-    capacity: Array, fraction: Array, of_free: npt.NDArray[np.bool_], resident: Array
+    capacity: Array, fraction: Array, of_free: npt.NDArray[np.bool_] | np.bool_, resident: Array
 ) -> tuple[Array, Array]:
     """(available, reserved) bytes of a replica after the engine's memory fraction, which applies
     to the whole device or (TensorRT-LLM) to what is free after weights and activations."""
-    base = np.where(of_free, np.maximum(capacity - resident, 0.0), capacity)
+    base = where(of_free, np.maximum(capacity - resident, 0.0), capacity)
     reserved = (1.0 - fraction) * base
     return capacity - reserved, reserved
 
@@ -245,7 +246,7 @@ def _available_bytes(
 ) -> tuple[float, float]:
     capacity = config.group_size * accelerator.usable_memory_gb * _GB
     fraction, of_free = engine_memory_fraction(config.engine, config.tp)
-    available, reserved = available_bytes(_arr(capacity), _arr(fraction), np.asarray(of_free), _arr(resident))
+    available, reserved = available_bytes(_arr(capacity), _arr(fraction), np.bool_(of_free), _arr(resident))
     return float(available), float(reserved)
 
 
@@ -438,7 +439,7 @@ def _bound(step: PassCost) -> tuple[Bound, str]:
         f"{compute_s * 1e3:.2f} ms, tensor-parallel all-reduces {interconnect_s * 1e3:.2f} ms, "
         f"fixed per-layer overhead {float(step.overhead_s) * 1e3:.2f} ms"
     )
-    if np.isnan(step.compute_s):
+    if math.isnan(float(step.compute_s)):
         reason += "; the accelerator publishes no compute peak for this precision, so compute is not bounded"
     return bound, reason
 

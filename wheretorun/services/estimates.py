@@ -193,5 +193,16 @@ def _named(
     """The estimate's fields, with the model and accelerator it is for. Its nested values stay
     dataclasses, read by attribute (`from_attributes`): `dataclasses.asdict` deep-copies them,
     ~20 us a request for the same answer."""
-    fields = {field.name: getattr(estimate, field.name) for field in dataclasses.fields(estimate)}
+    fields = {name: getattr(estimate, name) for name in _field_names(type(estimate))}
     return {"model": model.name, "accelerator": accelerator.name, **fields}
+
+
+_FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
+
+
+def _field_names(kind: type[Any]) -> tuple[str, ...]:
+    """The dataclass's field names, read once: `dataclasses.fields` costs ~0.7 us a call."""
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(field.name for field in dataclasses.fields(kind))
+    return names
