@@ -252,8 +252,8 @@ def _cloud(
     label = cloud.offer_label(offer, mode)
 
     def rental(head: ServingDemand) -> Rental | None:
-        cost = cloud.serving_cost(offer, mode, layout, head, a)
-        return None if cost is None else Rental(label, cost.total_usd)
+        total = cloud.serving_total(offer, mode, layout, head, a)
+        return None if total is None else Rental(label, total)
 
     return rental
 
