@@ -227,7 +227,7 @@ def _cloud(
         offer, layout = table.offers[choice.offer], layouts[choice.key]
         if choice not in rows.costs:
             rows.costs[choice] = cloud.serving_cost(
-                offer, choice.mode, layout, demand, a, hosted_per_request, hours.row(choice.key)
+                offer, choice.mode, layout, demand, a, hosted_per_request, hours, choice.key
             )
         cost = rows.costs[choice]
         plan = built[choice] = (
