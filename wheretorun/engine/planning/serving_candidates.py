@@ -227,7 +227,7 @@ def _cloud(
         offer, layout = table.offers[choice.offer], layouts[choice.key]
         if choice not in rows.costs:
             rows.costs[choice] = cloud.serving_cost(
-                offer, choice.mode, layout, demand, a, hosted_per_request, hours.row(choice.key)
+                offer, choice.mode, layout, demand, a, hosted_per_request, hours, choice.key
             )
         cost = rows.costs[choice]
         plan = built[choice] = (
@@ -252,8 +252,8 @@ def _cloud(
     label = cloud.offer_label(offer, mode)
 
     def rental(head: ServingDemand) -> Rental | None:
-        cost = cloud.serving_cost(offer, mode, layout, head, a)
-        return None if cost is None else Rental(label, cost.total_usd)
+        total = cloud.serving_total(offer, mode, layout, head, a)
+        return None if total is None else Rental(label, total)
 
     return rental
 
