@@ -148,3 +148,25 @@ def test_adding_a_constraint_never_lowers_the_best_total(
     assert free.options
     if bound.options:
         assert bound.options[0].total_usd >= free.options[0].total_usd
+
+
+def test_an_option_s_money_is_each_figure_rounded_once_to_the_cent() -> None:
+    """`_option` rounds no zero capex and no opex equal to the monthly cost again: the figures are
+    those rounded one by one, to the digit and the exponent."""
+    from wheretorun.engine.recommend import _option
+
+    lines = (Line("instance hours", 1200.004), Line("operations staff", 0.0), Line("egress", -0.001))
+    plan = dataclasses.replace(_plan("cloud", lines), opex_usd_per_month=1200.003 / 12, tokens=3e9)
+    option = _option(plan, 0, [plan], None)
+    assert str(option.capex_usd) == "0.00"  # the digit and the exponent
+    assert str(option.opex_usd_per_month) == str(option.usd_per_month) == "100.00"
+    assert [str(line.usd) for line in option.breakdown] == ["1200.00", "0.00", "0.00"]
+    assert option.rationale == rationale(plan, 0, plan, None)
+
+
+def test_an_option_with_an_infinite_line_is_refused() -> None:
+    from wheretorun.engine.recommend import _option
+
+    plan = _plan("owned", (Line("hardware purchase", float("inf")), Line("power", 1.0)))
+    with pytest.raises(ValueError, match="must be finite"):
+        _option(plan, 0, [plan], None)

@@ -2,10 +2,33 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from wheretorun.engine.costs.candidate import CostedCandidate
 from wheretorun.engine.money import small_unit_usd
 
-__all__ = ["rationale"]
+__all__ = ["UnitCosts", "rationale", "unit_costs"]
+
+
+class UnitCosts(NamedTuple):
+    """A plan's costs per unit, each read once from the plan (its properties add up the lines
+    again on every read): the recommender writes them as money and the rationale as text."""
+
+    per_month: float | None
+    per_million_tokens: float | None
+    marginal_per_million_tokens: float | None
+    per_run: float | None
+    marginal_per_run: float | None
+
+
+def unit_costs(plan: CostedCandidate) -> UnitCosts:
+    return UnitCosts(
+        plan.usd_per_month,
+        plan.usd_per_million_tokens,
+        plan.marginal_usd_per_million_tokens,
+        plan.usd_per_run,
+        plan.marginal_usd_per_run,
+    )
 
 
 def _usd(value: float) -> str:
@@ -20,23 +43,24 @@ def _unit_usd(value: float) -> str:
     return small_unit_usd(value) or _usd(value)
 
 
-def _cost_sentence(plan: CostedCandidate) -> str:
+def _cost_sentence(plan: CostedCandidate, units: UnitCosts) -> str:
     parts = [f"{plan.label} costs {_usd(plan.total_usd)}"]
     parts.append(
-        f"over {plan.months:g} months ({_usd(plan.usd_per_month or 0.0)} a month)"
+        f"over {plan.months:g} months ({_usd(units.per_month or 0.0)} a month)"
         if plan.months
         else "for the job"
     )
-    per_token = plan.usd_per_million_tokens
+    per_token = units.per_million_tokens
     if per_token is not None:
         parts.append(f"or {_unit_usd(per_token)} per million tokens all-in")
-        marginal = plan.marginal_usd_per_million_tokens
+        marginal = units.marginal_per_million_tokens
         if marginal is not None and marginal < per_token * 0.99:
             parts.append(f"({_unit_usd(marginal)} without the fixed staff minimum)")
-    if plan.usd_per_run is not None:
-        parts.append(f"or {_unit_usd(plan.usd_per_run)} per run all-in")
-        marginal = plan.marginal_usd_per_run
-        if marginal is not None and marginal < plan.usd_per_run * 0.99:
+    per_run = units.per_run
+    if per_run is not None:
+        parts.append(f"or {_unit_usd(per_run)} per run all-in")
+        marginal = units.marginal_per_run
+        if marginal is not None and marginal < per_run * 0.99:
             parts.append(f"({_unit_usd(marginal)} without the fixed staff minimum)")
     return " ".join(parts) + "."
 
@@ -44,11 +68,17 @@ def _cost_sentence(plan: CostedCandidate) -> str:
 def _biggest_line(plan: CostedCandidate) -> str:
     """The largest cost line as a share of everything paid out (the positive lines): a resale
     credit lowers the total but is not a cost, so the shares of the costs add up to 100%."""
-    lines = [line for line in plan.lines if line.usd > 0]
-    paid = sum(line.usd for line in lines)
-    if not lines or paid <= 0:
+    # one loop: what `sum` of the positive lines and `max` by amount (the first of equals) give
+    paid = 0.0
+    top = None
+    for line in plan.lines:
+        usd = line.usd
+        if usd > 0:
+            paid += usd
+            if top is None or usd > top.usd:
+                top = line
+    if top is None or paid <= 0:
         return ""
-    top = max(lines, key=lambda line: line.usd)
     return f" The largest cost is {top.name} ({top.usd / paid:.0%} of the costs paid)."
 
 
@@ -101,14 +131,18 @@ def _usage(plan: CostedCandidate) -> str:
 
 
 def rationale(
-    plan: CostedCandidate, rank: int, winner: CostedCandidate, runner_up: CostedCandidate | None
+    plan: CostedCandidate,
+    rank: int,
+    winner: CostedCandidate,
+    runner_up: CostedCandidate | None,
+    units: UnitCosts | None = None,
 ) -> str:
     """Cost, rank against the winner, the main cost driver, usage, the plan's own facts and its
-    first risk."""
+    first risk; `units` is the plan's `unit_costs` where the caller has them already."""
     facts = "".join(f" {fact}." for fact in plan.facts[:2])
     risk = f" Main risk: {plan.risks[0]}." if plan.risks else ""
     return (
-        _cost_sentence(plan)
+        _cost_sentence(plan, unit_costs(plan) if units is None else units)
         + _comparison(plan, rank, winner, runner_up)
         + _biggest_line(plan)
         + facts

@@ -37,7 +37,7 @@ from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate
 from wheretorun.engine.efficiency import EfficiencyTable
 from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.errors import InvalidSpec
-from wheretorun.engine.explain import rationale
+from wheretorun.engine.explain import rationale, unit_costs
 from wheretorun.engine.hybrid import HybridSolution, solve_hybrid
 from wheretorun.engine.money import rounded_to_places
 from wheretorun.engine.planning.acceptable_models import rows_of_catalog_models
@@ -470,6 +470,34 @@ def _per_unit_money(value: float | None, places: int = _CENTS) -> Decimal | None
     return None if value is None or not math.isfinite(value) else rounded_to_places(value, places)
 
 
+def _total_and_breakdown(plan: CostedCandidate) -> tuple[Decimal, tuple[CostLine, ...]]:
+    """The plan's total and its lines as money. Each line is finite when the total is (an
+    infinite line makes the total infinite or NaN), so only the total is checked: the prototype's
+    `_option` (12 a request) 6k instructions less a call (2026-12-05)."""
+    total = _money(plan.total_usd)
+    lines = [CostLine(line.name, rounded_to_places(line.usd, _CENTS), line.note) for line in plan.lines]
+    return total, tuple(lines)
+
+
+_NO_MONEY = rounded_to_places(0.0, _CENTS)  # Decimal("0.00"), as `_money(0.0)` gives it
+
+
+def _monthly_money(
+    plan: CostedCandidate, usd_per_month: float | None
+) -> tuple[Decimal | None, Decimal, Decimal]:
+    """The plan's monthly cost (`usd_per_month`, its `usd_per_month`), capex and monthly opex as
+    money, none rounded twice: no capex (hosted, cloud) is zero, and an all-opex plan's opex is its
+    monthly cost: ~10k instructions less an option (2026-12-05)."""
+    per_month = _optional_money(usd_per_month)
+    capex = plan.capex_usd
+    opex = plan.opex_usd_per_month
+    return (
+        per_month,
+        _NO_MONEY if capex == 0 else _money(capex),
+        per_month if per_month is not None and opex == usd_per_month else _money(opex),
+    )
+
+
 def _option(
     plan: CostedCandidate,
     rank: int,
@@ -478,32 +506,35 @@ def _option(
     same_total: tuple[str, ...] = (),
 ) -> PlanOption:
     runner_up = leaders[1] if len(leaders) > 1 else None
+    units = unit_costs(plan)
     parts: tuple[HybridPart, ...] = ()
     if plan.option == OptionKind.HYBRID and hybrid is not None:
         parts = tuple(
             HybridPart(p.role, p.label, p.units, p.share_of_requests, _money(p.usd)) for p in hybrid.parts
         )
+    total, breakdown = _total_and_breakdown(plan)
+    per_month, capex, opex = _monthly_money(plan, units.per_month)
     return PlanOption(
         rank=rank + 1,
         option=plan.option,
         label=plan.label,
         setup=plan.setup,
-        total_usd=_money(plan.total_usd),
-        usd_per_month=_optional_money(plan.usd_per_month),
-        usd_per_million_tokens=_per_unit_money(plan.usd_per_million_tokens, _PER_TOKEN),
-        usd_per_run=_per_unit_money(plan.usd_per_run),
-        capex_usd=_money(plan.capex_usd),
-        opex_usd_per_month=_money(plan.opex_usd_per_month),
-        breakdown=tuple(CostLine(line.name, _money(line.usd), line.note) for line in plan.lines),
+        total_usd=total,
+        usd_per_month=per_month,
+        usd_per_million_tokens=_per_unit_money(units.per_million_tokens, _PER_TOKEN),
+        usd_per_run=_per_unit_money(units.per_run),
+        capex_usd=capex,
+        opex_usd_per_month=opex,
+        breakdown=breakdown,
         utilisation=plan.utilisation,
         ttft_ms=plan.ttft_ms,
         tpot_ms=plan.tpot_ms,
         headroom=plan.headroom,
         risks=plan.risks,
-        rationale=rationale(plan, rank, leaders[0], runner_up),
+        rationale=rationale(plan, rank, leaders[0], runner_up, units),
         hybrid_parts=parts,
-        marginal_usd_per_million_tokens=_per_unit_money(plan.marginal_usd_per_million_tokens, _PER_TOKEN),
-        marginal_usd_per_run=_per_unit_money(plan.marginal_usd_per_run),
+        marginal_usd_per_million_tokens=_per_unit_money(units.marginal_per_million_tokens, _PER_TOKEN),
+        marginal_usd_per_run=_per_unit_money(units.marginal_per_run),
         accelerator_hours_per_run=plan.accelerator_hours_per_run,
         wall_clock_hours_per_run=plan.wall_clock_hours_per_run,
         setting=plan.setting,
