@@ -9,7 +9,7 @@ plans of each kind also feed the hybrid program (hybrid.py).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -219,18 +219,20 @@ def _cloud(
         None if result.best_api is None else hosted.usd_per_request(result.best_api[0], demand)
     )
     refused: set[int] = set()
-    built: dict[Choice, PricedCandidate | None] = {}  # the plans and bursts read the same choices
+    built: dict[_ChoiceKey, PricedCandidate | None] = {}  # the plans and bursts read the same choices
 
     def plan_of(choice: Choice) -> PricedCandidate | None:
-        if choice in built:
-            return built[choice]
+        at = _key_of(choice)
+        if at in built:
+            return built[at]
         offer, layout = table.offers[choice.offer], layouts[choice.key]
-        if choice not in rows.costs:
-            rows.costs[choice] = cloud.serving_cost(
+        if at in rows.costs:
+            cost = rows.costs[at]
+        else:
+            cost = rows.costs[at] = cloud.serving_cost(
                 offer, choice.mode, layout, demand, a, hosted_per_request, hours, choice.key
             )
-        cost = rows.costs[choice]
-        plan = built[choice] = (
+        plan = built[at] = (
             None
             if cost is None
             else cloud.priced_serving_plan(
@@ -269,7 +271,16 @@ class _PricedRows:
     choices: RankedChoices
     priced: int
     rejected: RejectionBook
-    costs: dict[Choice, cloud.ServingCost | None] = field(default_factory=dict)
+    costs: dict[_ChoiceKey, cloud.ServingCost | None] = field(default_factory=dict)
+
+
+_ChoiceKey = tuple[int, int, str]  # a choice's offer, sizing key and mode name
+
+
+def _key_of(choice: Choice) -> _ChoiceKey:
+    """`choice` as a plain tuple: hashing and comparing a `Choice` (a frozen dataclass holding
+    another) runs Python code for every field; 0.2 us against 1.6 a lookup (2026-12-05)."""
+    return choice.offer, choice.key, choice.mode.name
 
 
 def _priced_rows(
@@ -314,19 +325,21 @@ def _layout_columns(sized: CloudSizing[cloud.Layout]) -> tuple[FloatArray, Float
 
 
 def _keep_cloud_plans(
-    choices: Iterable[Choice],
+    choices: RankedChoices,
     groups: np.ndarray,
     plan_of: Callable[[Choice], PricedCandidate | None],
     result: ServingCandidates,
 ) -> None:
-    """Plans for the cheapest choices, one per (accelerator, provider) and pricing mode."""
+    """Plans for the cheapest choices, one per (accelerator, provider) and pricing mode. The
+    columns are read directly and a `Choice` made only for the choices kept (2026-12-05)."""
+    pricing = [mode.pricing for mode in choices.modes]
     seen: set[tuple[int, str]] = set()
-    for choice in choices:
-        key = (int(groups[choice.offer]), choice.mode.pricing)
+    for index, (offer, mode) in enumerate(zip(choices.offer, choices.mode, strict=True)):
+        key = (int(groups[offer]), pricing[mode])
         if key in seen:
             continue
         seen.add(key)
-        plan = plan_of(choice)
+        plan = plan_of(choices[index])
         if plan is not None:
             result.plans.append(plan)
         if len(seen) >= _CLOUD_PLANS_KEPT:
