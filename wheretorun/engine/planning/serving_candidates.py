@@ -246,8 +246,8 @@ def _cloud(
         return plan
 
     _keep_cloud_plans(choices, table.group, plan_of, result)
-    _cloud_bursts_and_base(choices, plan_of, layouts, table, context, result)
     on_demand = _first(choices, ("on_demand",), "autoscaled")
+    _cloud_bursts_and_base(choices, on_demand, plan_of, layouts, table, context, result)
     if on_demand is None:
         return None
     offer, mode, layout = table.offers[on_demand.offer], on_demand.mode, layouts[on_demand.key]
@@ -352,6 +352,7 @@ def _first(choices: RankedChoices, pricing: tuple[str, ...], scaling: str) -> Ch
 
 def _cloud_bursts_and_base(
     choices: RankedChoices,
+    on_demand: Choice | None,
     plan_of: Callable[[Choice], PricedCandidate | None],
     layouts: list[cloud.Layout],
     table: OfferTable,
@@ -359,11 +360,11 @@ def _cloud_bursts_and_base(
     result: ServingCandidates,
 ) -> None:
     """The hybrid program's cloud inputs: the cheapest on-demand autoscaled offer as a burst, the
-    cheapest reservation as a base. Spot is not a burst: its reclaims would need the on-demand
-    burst as their fallback anyway (spot_reclaims.py)."""
+    cheapest reservation as a base (`on_demand`: the cheapest on-demand autoscaled choice). Spot is
+    not a burst: its reclaims would need the on-demand burst as their fallback anyway
+    (spot_reclaims.py)."""
     a = context.assumptions
-    for pricing in ("on_demand",):
-        choice = _first(choices, (pricing,), "autoscaled")
+    for choice in (on_demand,):
         priced = plan_of(choice) if choice is not None else None
         if choice is None or priced is None:
             continue
