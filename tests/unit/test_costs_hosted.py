@@ -157,3 +157,21 @@ def test_the_marginal_cost_takes_the_fixed_lines_off_to_the_bit() -> None:
     plan = dataclasses.replace(hosted.serving_plan(GPT_4O, "gpt-4o", _demand(), ASSUMPTIONS), lines=lines)
     expected = plan.total_usd - sum(plan.line_usd(name) for name in FIXED_STAFF_LINES)
     assert plan.marginal_usd.hex() == expected.hex()
+
+
+@pytest.mark.parametrize(
+    ("missing", "detail"),
+    [
+        ({"input_usd_per_million_tokens": None}, "no input token price"),
+        ({"output_usd_per_million_tokens": None}, "no output token price"),
+        (
+            {"input_usd_per_million_tokens": None, "output_usd_per_million_tokens": None},
+            "no input or output token price",
+        ),
+    ],
+)
+def test_a_missing_token_price_names_what_is_missing(missing: dict[str, None], detail: str) -> None:
+    assert missing_price.hosted_tokens(dataclasses.replace(GPT_4O, **missing)) == Rejection(
+        RejectReason.UNPRICED, detail
+    )
+    assert missing_price.hosted_tokens(GPT_4O) is None
