@@ -11,10 +11,10 @@ from tests.unit.recommend_catalog import GPT_4O, TOGETHER_70B, VERTEX_8B_UNPRICE
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import ApiPriceOffer
 from wheretorun.engine.costs import hosted
-from wheretorun.engine.costs.candidate import lines_total
+from wheretorun.engine.costs.candidate import FIXED_STAFF_LINES, Line, lines_total
 from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
 from wheretorun.engine.recommendation import RejectReason, Setup
-from wheretorun.engine.rules import missing_price
+from wheretorun.engine.rules import first_failing, missing_price
 from wheretorun.engine.rules.first_failing import hosted_row
 from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.workload import BatchWorkload, Constraints, InferenceWorkload
@@ -127,3 +127,51 @@ def test_what_a_row_gives_whatever_the_volume_is_remembered_for_that_row_only() 
     afresh = hosted.priced_serving_plan(GPT_4O, "gpt-4o", demand, ASSUMPTIONS)
     assert afresh.setup is not first.setup
     assert afresh.total_usd == first.total_usd
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [
+        Constraints(),
+        Constraints(on_premises_only=True),
+        Constraints(allowed_regions=("eu-west-1",)),
+        Constraints(excluded_providers=("openai",)),
+    ],
+    ids=["none", "on premises", "regions", "excluded provider"],
+)
+@pytest.mark.parametrize("context_tokens", [1200, 200_000])
+def test_a_row_is_the_request_wide_rules_then_the_rows_own(limits: Constraints, context_tokens: int) -> None:
+    """`_hosted` asks `hosted_api` once a request and `hosted_price` once a row: the same first
+    failing rule as `hosted_row`."""
+    whole = first_failing.hosted_api(limits) or first_failing.hosted_price(GPT_4O, context_tokens, limits)
+    assert whole == hosted_row(GPT_4O, context_tokens, limits)
+
+
+def test_the_marginal_cost_takes_the_fixed_lines_off_to_the_bit() -> None:
+    lines = (
+        Line("tokens", 1234.5678901),
+        Line("operations staff", 0.1),
+        Line("upkeep", 0.2),
+        Line("operations staff", 0.7),
+    )
+    plan = dataclasses.replace(hosted.serving_plan(GPT_4O, "gpt-4o", _demand(), ASSUMPTIONS), lines=lines)
+    expected = plan.total_usd - sum(plan.line_usd(name) for name in FIXED_STAFF_LINES)
+    assert plan.marginal_usd.hex() == expected.hex()
+
+
+@pytest.mark.parametrize(
+    ("missing", "detail"),
+    [
+        ({"input_usd_per_million_tokens": None}, "no input token price"),
+        ({"output_usd_per_million_tokens": None}, "no output token price"),
+        (
+            {"input_usd_per_million_tokens": None, "output_usd_per_million_tokens": None},
+            "no input or output token price",
+        ),
+    ],
+)
+def test_a_missing_token_price_names_what_is_missing(missing: dict[str, None], detail: str) -> None:
+    assert missing_price.hosted_tokens(dataclasses.replace(GPT_4O, **missing)) == Rejection(
+        RejectReason.UNPRICED, detail
+    )
+    assert missing_price.hosted_tokens(GPT_4O) is None

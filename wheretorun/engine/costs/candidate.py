@@ -109,8 +109,15 @@ class CostedCandidate:
 
     @property
     def marginal_usd(self) -> float:
-        """The total without the fixed staff minimum: what more volume costs."""
-        return self.total_usd - sum(self.line_usd(name) for name in FIXED_STAFF_LINES)
+        """The total without the fixed staff minimum: what more volume costs.
+
+        The same additions as `total - sum(line_usd(name) for name in FIXED_STAFF_LINES)`, the
+        lines read once rather than once a name."""
+        fixed = dict.fromkeys(FIXED_STAFF_LINES, 0.0)
+        for line in self.lines:
+            if line.name in fixed:
+                fixed[line.name] += line.usd
+        return self._total_usd - sum(fixed.values())
 
     @property
     def marginal_usd_per_million_tokens(self) -> float | None:

@@ -119,8 +119,9 @@ def _hosted(
     priced: list[tuple[PricedCandidate, ApiPriceOffer, str]] = []
     tokens, limits, a = demand.tokens_per_request, context.constraints, context.assumptions
     result.evaluated += len(rows)
+    every_row = first_failing.hosted_api(limits)  # the same for every row
     for price, model_id in rows:
-        rejection = first_failing.hosted_row(price, tokens, limits)
+        rejection = every_row or first_failing.hosted_price(price, tokens, limits)
         if rejection is not None:
             context.book.record(rejection, hosted.label(price))
             continue

@@ -15,7 +15,7 @@ from wheretorun.engine.rules import (
 from wheretorun.engine.rules.rejection import Rejection
 from wheretorun.engine.workload import Constraints, OptionKind
 
-__all__ = ["hardware", "hosted_row", "option"]
+__all__ = ["hardware", "hosted_api", "hosted_price", "hosted_row", "option"]
 
 
 def option(kind: OptionKind, limits: Constraints) -> Rejection | None:
@@ -25,10 +25,19 @@ def option(kind: OptionKind, limits: Constraints) -> Rejection | None:
 
 def hosted_row(price: ApiPriceOffer, context_tokens: int, limits: Constraints) -> Rejection | None:
     """A hosted-API price row that serves an acceptable model."""
+    return hosted_api(limits) or hosted_price(price, context_tokens, limits)
+
+
+def hosted_api(limits: Constraints) -> Rejection | None:
+    """What rejects every hosted-API row alike: the option kind and data residency (asked once a
+    request rather than once a row)."""
+    return option(OptionKind.HOSTED_API, limits) or data_residency.hosted_region(limits)
+
+
+def hosted_price(price: ApiPriceOffer, context_tokens: int, limits: Constraints) -> Rejection | None:
+    """The rules of one hosted-API row that `hosted_api` passed."""
     return (
-        option(OptionKind.HOSTED_API, limits)
-        or data_residency.hosted_region(limits)
-        or constraints.provider(price.provider, limits)
+        constraints.provider(price.provider, limits)
         or context_window.hosted_window(context_tokens, price.context_window_tokens)
         or missing_price.hosted_tokens(price)
     )

@@ -24,15 +24,11 @@ HOST_VM = Rejection(RejectReason.INCOMPLETE_PRICE, "GPU-only price; no host VM p
 
 def hosted_tokens(price: ApiPriceOffer) -> Rejection | None:
     """A hosted-API row without an input or output token price."""
-    missing = [
-        name
-        for name, value in (
-            ("input", price.input_usd_per_million_tokens),
-            ("output", price.output_usd_per_million_tokens),
-        )
-        if value is None
-    ]
-    return Rejection(RejectReason.UNPRICED, f"no {' or '.join(missing)} token price") if missing else None
+    input_usd, output_usd = price.input_usd_per_million_tokens, price.output_usd_per_million_tokens
+    if input_usd is not None and output_usd is not None:
+        return None  # the usual row: no list of what is missing to build
+    missing = [name for name, value in (("input", input_usd), ("output", output_usd)) if value is None]
+    return Rejection(RejectReason.UNPRICED, f"no {' or '.join(missing)} token price")
 
 
 def purchase(accelerator_id: str, priced: bool) -> Rejection | None:
