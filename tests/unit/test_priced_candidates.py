@@ -5,6 +5,9 @@ is written once."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
@@ -23,15 +26,20 @@ from wheretorun.engine.costs import cloud, hosted
 from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate, lines_total
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import (
+    OwnedRepricedTotal,
     Rental,
     SizedServers,
+    StackedBridge,
     local_plan,
     owned_plan,
     owned_sizing,
+    owned_total,
     priced_local_plan,
     priced_owned_plan,
 )
+from wheretorun.engine.planning.context import Context
 from wheretorun.engine.planning.rejections import EXAMPLES_PER_GROUP
+from wheretorun.engine.planning.serving_candidates import ServingCandidates, _bridge
 from wheretorun.engine.recommend import recommend
 from wheretorun.engine.recommendation import RejectReason
 from wheretorun.engine.workload import Constraints, InferenceWorkload, OptionKind
@@ -101,6 +109,107 @@ def test_owned_re_pricing_with_the_same_server_figures_costs_what_a_new_plan_cos
         )
         assert plan.repriced_total_usd(multiplier) == again.total_usd
     assert plan.repriced_total_usd(64.0) > plan.total_usd  # more load needs more servers
+
+
+@pytest.mark.parametrize("api_usd_per_request", [None, 1e-9, 1.0])
+@pytest.mark.parametrize("shape", [{}, {"growth_per_month": 0.08, "peak_to_average": 2.5}])
+def test_owned_totals_at_many_volumes_at_once_are_those_of_each_volume_alone(
+    api_usd_per_request: float | None, shape: dict[str, float]
+) -> None:
+    """The break-even prices an owned plan's grid with the lead-time rentals of all its heads
+    sized at once (`OwnedRepricedTotal.totals`, `cloud.serving_totals`): to the bit `owned_total`
+    at each volume, the cheaper of the cloud rental and the API (if any) chosen for each head."""
+    layout = cloud.Layout(replica_capacity(10.0), per_instance=2, accelerators=8)
+    mode = cloud.CloudMode("on_demand", "autoscaled")
+    workload = InferenceWorkload(
+        models=("m",), requests_per_day=3.0 * 86_400, input_tokens=900, output_tokens=300, **shape
+    )
+    demand, assumptions = ServingDemand.from_workload(workload, 36, 730.0), Assumptions()
+
+    def cloud_rental(head: ServingDemand) -> Rental | None:
+        total = cloud.serving_total(P5, mode, layout, head, assumptions)
+        return None if total is None else Rental("p5", total)
+
+    def cheapest(head: ServingDemand) -> Rental | None:
+        rental = cloud_rental(head)
+        if api_usd_per_request is None or rental is None:
+            return rental
+        api = Rental("api", api_usd_per_request * head.total_requests)
+        return min((rental, api), key=lambda r: (r.total_usd, r.label))
+
+    def cheapest_of_all(heads: Sequence[ServingDemand]) -> list[Rental | None]:
+        totals = cloud.serving_totals(P5, mode, layout, heads, assumptions)
+        rentals = [None if total is None else Rental("p5", total) for total in totals]
+        if api_usd_per_request is None:
+            return rentals
+        apis = [Rental("api", api_usd_per_request * head.total_requests) for head in heads]
+        return [
+            api if rental is None else min((rental, api), key=lambda r: (r.total_usd, r.label))
+            for rental, api in zip(rentals, apis, strict=True)
+        ]
+
+    stacked = StackedBridge(cheapest, cheapest_of_all)
+    plan = owned_plan(H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand, assumptions, stacked)
+    repriced = plan.repriced_total_usd
+    assert isinstance(repriced, OwnedRepricedTotal)
+    multipliers = [1 / 64, 1 / 16, 0.25, 4.0, 16.0, 64.0, 1.7, 300.0]
+    unit = repriced.unit
+    alone = [owned_total(unit, demand.scaled(m), assumptions, cheapest) for m in multipliers]
+    assert repriced.totals(multipliers) == alone
+    assert [repriced(m) for m in multipliers] == alone
+    for multiplier, total in zip(multipliers, alone, strict=True):
+        again = owned_plan(
+            H100, HARDWARE["h100-sxm"], 700.0, layout, "m", demand.scaled(multiplier), assumptions, cheapest
+        )
+        assert total == again.total_usd
+    heads = [demand.scaled(m).head(unit.lead_months) for m in multipliers]
+    assert cloud.serving_totals(P5, mode, layout, heads, assumptions) == [
+        cloud.serving_total(P5, mode, layout, head, assumptions) for head in heads
+    ]
+
+
+@pytest.mark.parametrize("with_api", [False, True])
+@pytest.mark.parametrize("with_cloud", [False, True])
+def test_the_bridge_prices_many_heads_as_it_prices_each(with_api: bool, with_cloud: bool) -> None:
+    """`_bridge`'s stacked rentals: the cheaper of the cloud rental and the API for each head, by
+    (total, label), as it chooses for one head."""
+    layout = cloud.Layout(replica_capacity(10.0), per_instance=2, accelerators=8)
+    mode = cloud.CloudMode("on_demand", "autoscaled")
+    demand, assumptions = _demand(3.0), Assumptions()
+
+    def rental(head: ServingDemand) -> Rental | None:
+        total = cloud.serving_total(P5, mode, layout, head, assumptions)
+        return None if total is None else Rental("p5", total)
+
+    def rentals(heads: Sequence[ServingDemand]) -> list[Rental | None]:
+        return [
+            None if total is None else Rental("p5", total)
+            for total in cloud.serving_totals(P5, mode, layout, heads, assumptions)
+        ]
+
+    def made() -> StackedBridge | None:
+        result = ServingCandidates(demand, best_api=(DEEPINFRA_70B, "m") if with_api else None)
+        context = cast(Context, SimpleNamespace(assumptions=assumptions))
+        bridge = _bridge(StackedBridge(rental, rentals) if with_cloud else None, result, context)
+        assert bridge is None or isinstance(bridge, StackedBridge)
+        return bridge
+
+    one, many = made(), made()  # each remembers its heads: one asked head by head, one at once
+    assert (one is None) == (not with_api and not with_cloud)
+    if one is None or many is None:
+        return
+    heads = [demand.scaled(m).head(3) for m in (1 / 64, 1 / 16, 0.25, 1.0, 4.0, 16.0, 64.0)]
+    chosen = [one(head) for head in heads]
+    assert many.many(heads) == chosen
+    assert many.many(heads[2:]) == chosen[2:]  # remembered
+    for head, rental_chosen in zip(heads, chosen, strict=True):
+        offered = [rental(head)] if with_cloud else []
+        if with_api:
+            api_total = hosted.serving_total(DEEPINFRA_70B, head, assumptions)
+            offered.append(Rental(hosted.label(DEEPINFRA_70B), api_total))
+        assert rental_chosen == min(
+            (r for r in offered if r is not None), key=lambda r: (r.total_usd, r.label), default=None
+        )
 
 
 @pytest.mark.parametrize("requests_per_s", VOLUMES_RPS)

@@ -82,6 +82,7 @@ __all__ = [
     "serving_hours",
     "serving_plan",
     "serving_total",
+    "serving_totals",
     "whole_accelerators",
 ]
 
@@ -485,6 +486,25 @@ def serving_total(
     accelerators = _staff_accelerators(paid, layout, demand)
     staff = staff_amounts(assumptions.cloud_staff_usd_per_month, accelerators, demand.months, assumptions)
     return _added(price * paid, staff, fallback)
+
+
+def serving_totals(
+    offer: CloudOffer,
+    mode: CloudMode,
+    layout: Layout,
+    demands: Sequence[ServingDemand],
+    assumptions: Assumptions,
+) -> list[float | None]:
+    """`serving_total` of each of `demands` (one shape: the same months, hour groups and
+    redundancy, as the lead-time heads of one demand at several volumes), their instances sized in
+    one array operation per step as `RepricedTotal.totals` sizes its volumes."""
+    if not demands:
+        return []
+    hours = _layout_hours(layout, np.stack([demand.rates_rps for demand in demands]), demands[0], assumptions)
+    return [
+        serving_total(offer, mode, layout, demand, assumptions, None, hours, index)
+        for index, demand in enumerate(demands)
+    ]
 
 
 def _paid(

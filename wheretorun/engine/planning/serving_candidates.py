@@ -27,6 +27,7 @@ from wheretorun.engine.costs.owned import (
     OwnedUnit,
     Rental,
     SizedServers,
+    StackedBridge,
     local_totals,
     owned_sizing,
     owned_unit,
@@ -258,7 +259,11 @@ def _cloud(
         total = cloud.serving_total(offer, mode, layout, head, a)
         return None if total is None else Rental(label, total)
 
-    return rental
+    def rentals(heads: Sequence[ServingDemand]) -> list[Rental | None]:
+        totals = cloud.serving_totals(offer, mode, layout, heads, a)
+        return [None if total is None else Rental(label, total) for total in totals]
+
+    return StackedBridge(rental, rentals)
 
 
 @dataclass(frozen=True, slots=True)
@@ -436,23 +441,38 @@ def _bridge(
     # makes it once), remembered by identity with the head itself, so the identity is not reused
     memo: dict[int, tuple[ServingDemand, Rental | None]] = {}
 
+    def cheaper(best: Rental | None, rental: Rental | None) -> Rental | None:
+        """min by (total, label), the first on a tie, without a list and a key function."""
+        if rental is None or best is None:
+            return best if rental is None else rental
+        return rental if (rental.total_usd, rental.label) < (best.total_usd, best.label) else best
+
     def cheapest(head: ServingDemand) -> Rental | None:
         known = memo.get(id(head))
         if known is not None:
             return known[1]
-        # min by (total, label), the first on a tie, without a list and a key function (each
-        # re-priced owned plan bridges a new head)
         best: Rental | None = None
         for source in sources:
-            rental = source(head)
-            if rental is not None and (
-                best is None or (rental.total_usd, rental.label) < (best.total_usd, best.label)
-            ):
-                best = rental
+            best = cheaper(best, source(head))
         memo[id(head)] = head, best
         return best
 
-    return cheapest
+    def cheapest_of_all(heads: Sequence[ServingDemand]) -> list[Rental | None]:
+        """`cheapest` of each head; the cloud rentals of the heads not yet known priced at once
+        (a re-priced owned plan's grid of volumes)."""
+        unknown = [head for head in heads if id(head) not in memo]
+        offered: list[list[Rental | None]] = [
+            source.many(unknown) if isinstance(source, StackedBridge) else [source(head) for head in unknown]
+            for source in sources
+        ]
+        for index, head in enumerate(unknown):
+            best: Rental | None = None
+            for rentals in offered:
+                best = cheaper(best, rentals[index])
+            memo[id(head)] = head, best
+        return [memo[id(head)][1] for head in heads]
+
+    return StackedBridge(cheapest, cheapest_of_all)
 
 
 # ---- owned and local ----------------------------------------------------------------------------
