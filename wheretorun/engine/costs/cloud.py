@@ -419,7 +419,8 @@ class ServingCost:
 def _added(
     instance_usd: float, staff: tuple[float, float | None], fallback: spot_reclaims.SpotFallback | None
 ) -> float:
-    """A serving cost's amounts added one after another in its lines' order (as `added` adds them)."""
+    """A serving cost's amounts added one after another in its lines' order, as `added` adds them
+    (written out: building the tuple for `added` cost 0.8% of the prototype's instructions)."""
     fixed, above = staff
     total = 0.0
     total += instance_usd
@@ -494,15 +495,17 @@ def serving_totals(
     layout: Layout,
     demands: Sequence[ServingDemand],
     assumptions: Assumptions,
+    hosted_usd_per_request: float | None = None,
 ) -> list[float | None]:
     """`serving_total` of each of `demands` (one shape: the same months, hour groups and
-    redundancy, as the lead-time heads of one demand at several volumes), their instances sized in
-    one array operation per step as `RepricedTotal.totals` sizes its volumes."""
+    redundancy, as one demand at several volumes or their lead-time heads), their instances sized
+    in one array operation per step (the volumes stacked; numpy sums each volume's slice as it
+    sums that volume alone)."""
     if not demands:
         return []
     hours = _layout_hours(layout, np.stack([demand.rates_rps for demand in demands]), demands[0], assumptions)
     return [
-        serving_total(offer, mode, layout, demand, assumptions, None, hours, index)
+        serving_total(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, index)
         for index, demand in enumerate(demands)
     ]
 
@@ -631,22 +634,19 @@ class RepricedTotal:
     hosted_usd_per_request: float | None
 
     def __call__(self, multiplier: float) -> float | None:
-        return self._total(self.demand.scaled(multiplier), None)
+        demand = self.demand.scaled(multiplier)
+        return serving_total(
+            self.offer, self.mode, self.layout, demand, self.assumptions, self.hosted_usd_per_request
+        )
 
     def totals(self, multipliers: Sequence[float]) -> list[float | None]:
-        """The totals at each of `multipliers`, their instances sized in one array operation per
-        step (the volumes stacked; numpy sums each volume's slice as it sums that volume alone):
-        the break-even grid's 6 volumes in 1 `serving_hours` instead of 6 (1.1% of the prototype's
-        instructions per request, 0.8% of the 70B chat's, 2026-12-05)."""
+        """The totals at each of `multipliers` (`serving_totals`): the break-even grid's 6 volumes
+        in 1 `serving_hours` instead of 6 (1.1% of the prototype's instructions per request, 0.8%
+        of the 70B chat's, 2026-12-05)."""
         demands = [self.demand.scaled(multiplier) for multiplier in multipliers]
-        rates = np.stack([demand.rates_rps for demand in demands])
-        hours = _layout_hours(self.layout, rates, self.demand, self.assumptions)
-        return [self._total(demand, hours, index) for index, demand in enumerate(demands)]
-
-    def _total(self, demand: ServingDemand, hours: ServingHours | None, sizing: int = 0) -> float | None:
-        offer, mode, layout, assumptions = self.offer, self.mode, self.layout, self.assumptions
-        hosted = self.hosted_usd_per_request
-        return serving_total(offer, mode, layout, demand, assumptions, hosted, hours, sizing)
+        return serving_totals(
+            self.offer, self.mode, self.layout, demands, self.assumptions, self.hosted_usd_per_request
+        )
 
 
 def priced_serving_plan(

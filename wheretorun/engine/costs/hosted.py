@@ -155,7 +155,7 @@ def serving_total(price: ApiPriceOffer, demand: ServingDemand, assumptions: Assu
     order. Every hosted row is priced, the best re-priced by the break-even search, and hosted
     lead-time bridges priced by their total only: ~13K instructions against ~43K for the lines
     (2026-12-05)."""
-    total = 0.0
+    total = 0.0  # as `added` adds, written out (cloud._added says why)
     for _, usd in _token_amounts(price, demand):
         total += usd
     fixed, above = staff_amounts(*_staff(demand, assumptions))
