@@ -38,6 +38,7 @@ __all__ = [
     "RejectReason",
     "RejectedGroup",
     "Setup",
+    "clear_setup_memo",
 ]
 
 
@@ -111,23 +112,42 @@ class Setup:
         precision: str,
         serving_engine: str | None = None,
     ) -> Setup:
-        """`instances` of a cloud `offer` (`accelerators` in all) in one pricing mode."""
-        return cls(
-            model_id=model_id,
-            accelerator_id=offer.accelerator_id,
-            accelerator_count=accelerators,
-            accelerators_per_replica=accelerators_per_replica,
-            replicas=replicas,
-            precision=precision,
-            serving_engine=serving_engine,
-            provider=offer.provider,
-            region=offer.region,
-            instance_type=offer.instance_type,
-            instance_count=instances,
-            pricing_mode=pricing_mode,
-            scaling=scaling,
-            offer_ids=(offer.id,),
+        """`instances` of a cloud `offer` (`accelerators` in all) in one pricing mode; remembered
+        (`_SETUPS`), the offer by identity."""
+        key = (
+            "cloud",
+            cls,
+            model_id,
+            id(offer),
+            pricing_mode,
+            scaling,
+            instances,
+            accelerators,
+            accelerators_per_replica,
+            replicas,
+            precision,
+            serving_engine,
         )
+        entry = _SETUPS.get(key)
+        if entry is None:
+            setup = cls(
+                model_id=model_id,
+                accelerator_id=offer.accelerator_id,
+                accelerator_count=accelerators,
+                accelerators_per_replica=accelerators_per_replica,
+                replicas=replicas,
+                precision=precision,
+                serving_engine=serving_engine,
+                provider=offer.provider,
+                region=offer.region,
+                instance_type=offer.instance_type,
+                instance_count=instances,
+                pricing_mode=pricing_mode,
+                scaling=scaling,
+                offer_ids=(offer.id,),
+            )
+            entry = _remembered(key, offer, setup)
+        return entry[1]
 
     @classmethod
     def for_purchase(
@@ -143,19 +163,37 @@ class Setup:
         precision: str,
         serving_engine: str | None = None,
     ) -> Setup:
-        """`units` servers or cards of `accelerator_id` (`accelerators` in all), bought."""
-        return cls(
-            model_id=model_id,
-            accelerator_id=accelerator_id,
-            accelerator_count=accelerators,
-            accelerators_per_replica=accelerators_per_replica,
-            replicas=replicas,
-            precision=precision,
-            serving_engine=serving_engine,
-            instance_count=units,
-            pricing_mode="purchase",
-            scaling=scaling,
+        """`units` servers or cards of `accelerator_id` (`accelerators` in all), bought; remembered
+        (`_SETUPS`)."""
+        key = (
+            "purchase",
+            cls,
+            model_id,
+            accelerator_id,
+            scaling,
+            units,
+            accelerators,
+            accelerators_per_replica,
+            replicas,
+            precision,
+            serving_engine,
         )
+        entry = _SETUPS.get(key)
+        if entry is None:
+            setup = cls(
+                model_id=model_id,
+                accelerator_id=accelerator_id,
+                accelerator_count=accelerators,
+                accelerators_per_replica=accelerators_per_replica,
+                replicas=replicas,
+                precision=precision,
+                serving_engine=serving_engine,
+                instance_count=units,
+                pricing_mode="purchase",
+                scaling=scaling,
+            )
+            entry = _remembered(key, None, setup)
+        return entry[1]
 
     @classmethod
     def for_hosted(cls, model_id: str, price: ApiPriceOffer, pricing_mode: str) -> Setup:
@@ -168,6 +206,30 @@ class Setup:
             api_price_id=price.id,
             hosted_model_id=price.model_id,
         )
+
+
+# Setups of cloud offers and of bought hardware, remembered by every argument (a cloud offer by
+# identity: its entry holds the offer, so the identity is not reused while the entry lives) and
+# forgotten when full or by `clear_setup_memo` (engine/caches.py). A request builds one for every
+# owned server size and local card it prices and every cloud plan it writes or re-prices (37 and
+# 21 for the 8B prototype); a frozen dataclass sets each of its 17 fields through
+# `object.__setattr__`, so a setup costs ~30k instructions to build against ~2k to find
+# (2026-12-05, callgrind). A setup is immutable: answers may share one. The arguments are the
+# plain values the signatures name (str, int), so equal arguments give an identical setup.
+_SETUPS_KEPT = 4096
+_SETUPS: dict[tuple[object, ...], tuple[object, Setup]] = {}
+
+
+def _remembered(key: tuple[object, ...], held: object, setup: Setup) -> tuple[object, Setup]:
+    if len(_SETUPS) >= _SETUPS_KEPT:
+        _SETUPS.clear()
+    entry = _SETUPS[key] = (held, setup)
+    return entry
+
+
+def clear_setup_memo() -> None:
+    """Forget the remembered setups (the next `Setup.for_cloud` or `for_purchase` builds afresh)."""
+    _SETUPS.clear()
 
 
 @dataclass(frozen=True, slots=True)
