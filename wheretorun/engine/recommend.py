@@ -39,6 +39,7 @@ from wheretorun.engine.efficiency_data import DEFAULT_EFFICIENCY
 from wheretorun.engine.errors import InvalidSpec
 from wheretorun.engine.explain import rationale, unit_costs
 from wheretorun.engine.hybrid import HybridSolution, solve_hybrid
+from wheretorun.engine.memo import RecentResults
 from wheretorun.engine.money import rounded_to_places
 from wheretorun.engine.planning.acceptable_models import rows_of_catalog_models
 from wheretorun.engine.planning.batch_candidates import batch_candidates
@@ -67,7 +68,7 @@ from wheretorun.engine.workload import (
     Workload,
 )
 
-__all__ = ["SHORTLIST", "recommend"]
+__all__ = ["SHORTLIST", "clear_suspect_offers", "recommend"]
 
 SHORTLIST = 20
 _CENTS = 2  # decimal places of money
@@ -176,7 +177,28 @@ def _count_suspect(
         rejection = suspect_price(price.suspect_reason, constraints)
         if rejection is not None:
             context.book.record(rejection, f"{price.provider} {price.model_id}")
-    _count_suspect_offers(snapshot.suspect_cloud_offers, constraints, context.book)
+    offers = snapshot.suspect_cloud_offers
+    context.book.merge(
+        _SUSPECT_OFFERS.get((offers,), constraints, lambda: _suspect_offers_book(offers, constraints))
+    )
+
+
+# The suspect cloud offers' rejections, for the last few (catalog's suspect offers, constraints):
+# they depend on nothing else, and counting the seeded catalog's 39 one by one cost ~200k
+# instructions a request (the 8B prototype, 2026-12-05). Matched by the offers' identity (the
+# snapshot's tuple); merged into each request's book as if recorded there.
+_SUSPECT_OFFERS: RecentResults[RejectionBook] = RecentResults(kept=16)
+
+
+def clear_suspect_offers() -> None:
+    """Forget the remembered rejections of suspect cloud offers."""
+    _SUSPECT_OFFERS.clear()
+
+
+def _suspect_offers_book(offers: Sequence[CloudOffer], constraints: Constraints) -> RejectionBook:
+    book = RejectionBook()
+    _count_suspect_offers(offers, constraints, book)
+    return book
 
 
 def _count_suspect_offers(
