@@ -73,6 +73,35 @@ def test_folding_follows_the_rule(plans: list[PricedCandidate]) -> None:
     assert [(head.label, folded) for head, folded in _fold(plans)] == _folded_plainly(plans)
 
 
+@st.composite
+def spread_plans(draw: st.DrawFn) -> list[PricedCandidate]:
+    """Many plans of few sources whose totals spread over a wide range (some negative, some tied,
+    some within half a percent of others), ranked: most rows are passed long before the last
+    plan, which `_fold` drops as it goes."""
+    steps = st.sampled_from([0.0, 0.001, 0.004, 0.006, 0.03, 0.5])
+    total = draw(st.sampled_from([-500.0, -0.5, 0.0, 0.002, 3.0, 40_000.0]))
+    plans = []
+    for index in range(draw(st.integers(0, 40))):
+        total += draw(steps) * max(abs(total), 1.0)
+        plans.append(
+            PricedCandidate(
+                option=draw(st.sampled_from(_KINDS)),
+                label=f"plan {index}",
+                setup=Setup(model_id=draw(st.sampled_from(_NAMES)), provider=draw(st.sampled_from(_NAMES))),
+                total_usd=total,
+                months=12,
+                capex_usd=0.0,
+                write=_never_written,
+            )
+        )
+    return list(_ranked(plans))
+
+
+@given(spread_plans())
+def test_folding_follows_the_rule_over_a_wide_range_of_totals(plans: list[PricedCandidate]) -> None:
+    assert [(head.label, folded) for head, folded in _fold(plans)] == _folded_plainly(plans)
+
+
 def test_a_hosted_plan_folds_into_the_first_row_of_its_provider_or_its_model() -> None:
     def plan(label: str, provider: str, model: str, total: float) -> PricedCandidate:
         setup = Setup(model_id=model, provider=provider)
