@@ -5,9 +5,10 @@ the eligible offers and purchasable hardware and the sizing of the offer groups,
 mode's cheapest row per (group, sizing key), owned servers' figures and cloud layouts' rates as
 columns, training sizings, the catalog's columns, the hosted price rows by model, each hosted
 row's setup and token prices, the setups of cloud offers and bought hardware, the suspect cloud
-offers' rejections, Poisson quantiles), is bounded in size, and changes timing only:
-`clear_caches()` exists so tests and benches can compare the remembered path with the answer
-computed afresh. The memos of large immutable inputs match them by identity (engine/memo.py).
+offers' rejections, the sources of assumptions, Poisson quantiles), is bounded in size, and
+changes timing only: `clear_caches()` exists so tests and benches can compare the remembered
+path with the answer computed afresh. The memos of large immutable inputs match them by identity
+(engine/memo.py).
 """
 
 from __future__ import annotations
@@ -44,4 +45,4 @@ def clear_caches() -> None:
     serving_candidates.clear_serving_memos()
     hosted.clear_row_memos()
     recommendation.clear_setup_memo()
-    recommend.clear_suspect_offers()
+    recommend.clear_recommend_memos()

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from types import MappingProxyType
@@ -68,7 +68,7 @@ from wheretorun.engine.workload import (
     Workload,
 )
 
-__all__ = ["SHORTLIST", "clear_suspect_offers", "recommend"]
+__all__ = ["SHORTLIST", "clear_recommend_memos", "recommend"]
 
 SHORTLIST = 20
 _CENTS = 2  # decimal places of money
@@ -135,7 +135,7 @@ def recommend(
         best_per_option=MappingProxyType(by_kind),
         rejected=context.book.groups(),
         assumptions=assumptions,
-        assumption_sources=MappingProxyType(assumptions.sources()),
+        assumption_sources=_assumption_sources(assumptions),
         catalog_version=snapshot.version,
         as_of=snapshot.as_of,
         break_even=volume_break_even(list(best.values()), found.volume_unit, found.volume),
@@ -188,11 +188,21 @@ def _count_suspect(
 # instructions a request (the 8B prototype, 2026-12-05). Matched by the offers' identity (the
 # snapshot's tuple); merged into each request's book as if recorded there.
 _SUSPECT_OFFERS: RecentResults[RejectionBook] = RecentResults(kept=16)
+# Where each assumption in use comes from, for the last few assumptions values, matched by
+# identity (the service hands out one value per exact overrides): its 35 fields read and compared
+# with their defaults cost ~63k instructions a request (2026-12-05). A read-only view, so answers
+# may share it.
+_ASSUMPTION_SOURCES: RecentResults[Mapping[str, str]] = RecentResults(kept=32)
 
 
-def clear_suspect_offers() -> None:
-    """Forget the remembered rejections of suspect cloud offers."""
+def clear_recommend_memos() -> None:
+    """Forget the remembered rejections of suspect cloud offers and sources of assumptions."""
     _SUSPECT_OFFERS.clear()
+    _ASSUMPTION_SOURCES.clear()
+
+
+def _assumption_sources(assumptions: Assumptions) -> Mapping[str, str]:
+    return _ASSUMPTION_SOURCES.get((assumptions,), None, lambda: MappingProxyType(assumptions.sources()))
 
 
 def _suspect_offers_book(offers: Sequence[CloudOffer], constraints: Constraints) -> RejectionBook:

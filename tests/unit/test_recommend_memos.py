@@ -1,5 +1,6 @@
-"""The suspect cloud offers' rejections are remembered per catalog and merged into each request's
-book: the same groups as recording every suspect price one by one, after the hosted ones."""
+"""What the recommender remembers between requests: the suspect cloud offers' rejections, merged
+into each request's book (the same groups as recording every suspect price one by one, after the
+hosted ones), and the sources of an assumptions value (those `Assumptions.sources` gives)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from tests.unit.recommend_catalog import TOGETHER_8B, cloud_offer, snapshot
 from wheretorun.engine import recommend as recommend_module
+from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.caches import clear_caches
 from wheretorun.engine.catalog import ApiPriceOffer, CatalogSnapshot, CloudOffer
 from wheretorun.engine.planning.context import Context
@@ -84,3 +86,21 @@ def test_the_remembered_rejections_are_those_of_the_same_offers() -> None:
     context = SimpleNamespace(book=RejectionBook(), notes=[])
     recommend_module._count_suspect(more, _WORKLOAD, included, cast(Context, context))
     assert context.book.groups() == ()
+
+
+def test_the_sources_of_the_assumptions_are_those_of_the_value_in_use() -> None:
+    clear_caches()
+    mine = Assumptions(pue=1.2, horizon_months=24)
+    first = recommend_module.recommend(_WORKLOAD, Constraints(), mine, snapshot())
+    again = recommend_module.recommend(_WORKLOAD, Constraints(), mine, snapshot())
+    assert dict(first.assumption_sources) == mine.sources()
+    assert again.assumption_sources is first.assumption_sources
+    with pytest.raises(TypeError):
+        first.assumption_sources["pue"] = "changed"  # type: ignore[index]
+    equal = Assumptions(pue=1.2, horizon_months=24)  # another value, equal
+    assert dict(
+        recommend_module.recommend(_WORKLOAD, Constraints(), equal, snapshot()).assumption_sources
+    ) == (mine.sources())
+    defaults = recommend_module.recommend(_WORKLOAD, Constraints(), Assumptions(), snapshot())
+    assert dict(defaults.assumption_sources) == Assumptions().sources()
+    assert defaults.assumption_sources["pue"] != "set by the request"
