@@ -77,6 +77,13 @@ _HOURS_PER_BUDGET_MONTH = 730.0
 _SAME_TOTAL = 0.005  # totals within half a percent are "the same total" when folding rows
 _DEADLINE_RELAXATION = 10  # a batch deadline is required; relaxing it means ten times longer
 
+# Option kinds read once: an enum member read from its class costs ~1k instructions (Python
+# 3.11's EnumType), a module global ~50, and iterating the class 14.7k against 4.3k for a tuple of
+# its members (2026-12-05)
+_HOSTED_API = OptionKind.HOSTED_API
+_HYBRID = OptionKind.HYBRID
+_OPTION_KINDS = tuple(OptionKind)
+
 # what is ranked: a written plan, or one priced whose plan is written only if the answer shows it
 Candidate = CostedCandidate | PricedCandidate
 
@@ -331,10 +338,6 @@ def _same_total_tolerance(head_usd: float) -> float:
     return _SAME_TOTAL * max(abs(head_usd), 1.0)
 
 
-# `OptionKind.HOSTED_API` read once: an enum member read from its class costs ~1k instructions
-# (Python 3.11's EnumType), a module global ~50 (2026-12-05)
-_HOSTED_API = OptionKind.HOSTED_API
-
 # the rows of one source a plan may fold into: (head's total, its tolerance, row index), in row order
 _SourceRows = list[tuple[float, float, int]]
 
@@ -410,7 +413,7 @@ def _first_of_each_kind(rows: Sequence[tuple[Candidate, tuple[str, ...]]]) -> di
     first: dict[OptionKind, int] = {}
     for rank, (plan, _) in enumerate(rows):
         first.setdefault(plan.option, rank)
-    return {kind: first[kind] for kind in OptionKind if kind in first}
+    return {kind: first[kind] for kind in _OPTION_KINDS if kind in first}
 
 
 # ---- when nothing is feasible ------------------------------------------------------------------
@@ -552,7 +555,7 @@ def _option(
     runner_up = leaders[1] if len(leaders) > 1 else None
     units = unit_costs(plan)
     parts: tuple[HybridPart, ...] = ()
-    if plan.option == OptionKind.HYBRID and hybrid is not None:
+    if plan.option == _HYBRID and hybrid is not None:
         parts = tuple(
             HybridPart(p.role, p.label, p.units, p.share_of_requests, _money(p.usd)) for p in hybrid.parts
         )
