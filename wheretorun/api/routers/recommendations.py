@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
-from pydantic import TypeAdapter
 
 from wheretorun.api.deps import SessionDep, SnapshotsDep, in_engine_thread
 from wheretorun.services import recommendations, snapshot_recommendations
@@ -13,7 +12,6 @@ from wheretorun.services.recommendation_reads import AssumptionRead, Recommendat
 from wheretorun.services.recommendation_schemas import RecommendationCreate
 
 router = APIRouter(prefix="/v1/recommendations", tags=["recommendations"])
-_ANSWER = TypeAdapter(RecommendationRead)
 
 INVALID: dict[int | str, dict[str, Any]] = {
     422: {
@@ -32,12 +30,11 @@ async def create_recommendation(
     between the top options, the assumptions used and the catalog version."""
 
     def answer() -> tuple[bytes, int]:
-        result = recommendations.recommend_for(session, body, snapshots)
         # written here, in the worker thread, as the declared `response_model` would write it:
         # FastAPI would otherwise check the model again and write ~50 KB of JSON on the event
         # loop (bench/load_test.py, 2026-12-05); as bytes, since a str is encoded again for the
         # response (~40 us of ~145 for the 50 KB of the 8B prototype's answer, 2026-12-05)
-        return _ANSWER.dump_json(result, by_alias=True), result.candidates_evaluated
+        return recommendations.recommendation_json_for(session, body, snapshots)
 
     content, evaluated = await in_engine_thread(request, answer)
     request.app.state.metrics.candidates_evaluated.observe(evaluated)
