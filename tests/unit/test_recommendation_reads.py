@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from tests.unit.recommend_catalog import snapshot
 from wheretorun.engine.recommendation import (
@@ -144,6 +145,14 @@ def test_the_api_writes_binding_constraints_as_their_reads_to_the_byte() -> None
     assert recommendation_json(recommendation) == _WRITER.dump_json(
         recommendation_read(recommendation), by_alias=True
     )
+
+
+def test_an_engine_value_not_of_its_declared_type_is_an_error_not_written_as_it_comes() -> None:
+    recommendation = _recommendation(_body())
+    first = dataclasses.replace(recommendation.options[0], total_usd="12.30")  # a str, not a Decimal
+    wrong = dataclasses.replace(recommendation, options=(first, *recommendation.options[1:]))
+    with pytest.raises(PydanticSerializationError):
+        recommendation_json(wrong)
 
 
 @pytest.mark.parametrize(

@@ -175,9 +175,10 @@ class RecommendationAnswer:
     its fields in its order, holding the engine's `PlanOption`, `RejectedGroup` and
     `BindingConstraint` where the read holds `OptionRead`, `RejectedRead` and
     `BindingConstraintRead`. Those engine values have their read model's fields in the same order
-    and of the same types (tests/unit/test_recommendation_reads.py checks both and the bytes), so
-    the JSON is the read model's to the byte; validating them into read models and dropping them
-    again cost ~1.3M instructions of the 8B prototype's ~25.4M through the API (2026-12-05)."""
+    and of the same types, so the JSON is the read model's to the byte
+    (tests/unit/test_recommendation_reads.py checks the fields' names and order, and the bytes of
+    answers with every part); validating them into read models and dropping them again cost ~1.3M
+    instructions of the 8B prototype's ~25.4M through the API (2026-12-05)."""
 
     workload_kind: str
     options: tuple[PlanOption, ...]

@@ -307,8 +307,10 @@ def recommendation_answer(recommendation: Recommendation, limit: int | None = No
 
 def recommendation_json(recommendation: Recommendation, limit: int | None = None) -> bytes:
     """The answer as JSON bytes: `recommendation_read(recommendation, limit)` written by its
-    `TypeAdapter`, to the byte, without the read models."""
-    return _ANSWER_WRITER.dump_json(recommendation_answer(recommendation, limit), by_alias=True)
+    `TypeAdapter`, to the byte, without the read models. An engine value not of its declared type
+    is an error, as its read model's validation made it, not written as it comes."""
+    answer = recommendation_answer(recommendation, limit)
+    return _ANSWER_WRITER.dump_json(answer, by_alias=True, warnings="error")
 
 
 def recommendation_read(recommendation: Recommendation, limit: int | None = None) -> RecommendationRead:
