@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +25,9 @@ from wheretorun.settings import Settings
 BODY = yaml.safe_load((Path(__file__).resolve().parents[2] / "examples" / "tiny-prototype.yaml").read_text())
 
 
-@dataclass
-class _Answer:
-    """What the route reads of a recommendation (and writes as its JSON)."""
-
-    candidates_evaluated: int
-
-
 class _TrackedEngine:
-    """Stands in for `recommend_for`: holds its thread until released, counting how many run at
-    once and on which threads."""
+    """Stands in for `recommendation_json_for`: holds its thread until released, counting how many
+    run at once and on which threads."""
 
     def __init__(self) -> None:
         self.release = threading.Event()
@@ -45,7 +37,7 @@ class _TrackedEngine:
         self.threads: set[int] = set()
         self.calls = 0
 
-    def __call__(self, session: Any, body: Any, snapshots: Any) -> _Answer:
+    def __call__(self, session: Any, body: Any, snapshots: Any) -> tuple[bytes, int]:
         with self.lock:
             self.running += 1
             self.calls += 1
@@ -54,7 +46,7 @@ class _TrackedEngine:
         self.release.wait(timeout=10)
         with self.lock:
             self.running -= 1
-        return _Answer(candidates_evaluated=1)
+        return b"{}", 1  # the answer's JSON and the candidates evaluated
 
 
 @pytest.mark.anyio
@@ -62,7 +54,7 @@ async def test_recommendations_take_turns_waiting_on_the_event_loop(
     seeded_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine_stand_in = _TrackedEngine()
-    monkeypatch.setattr(recommendations_router.recommendations, "recommend_for", engine_stand_in)
+    monkeypatch.setattr(recommendations_router.recommendations, "recommendation_json_for", engine_stand_in)
     # four handler slots: the turns, not the slots, are what keeps them apart
     app = create_app(Settings(auto_seed=False, max_concurrent_requests=4), engine=seeded_engine)
     turns = app.state.engine_turns

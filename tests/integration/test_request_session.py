@@ -1,5 +1,6 @@
-"""`get_session`, the request's session, and `memory_or_database`, which owns one the same way for
-the handlers that need the database only sometimes: a write is committed before the response
+"""`get_session`, the request's session, and `memory_or_database` and `in_engine_thread_with_session`,
+which own one the same way for the handlers that need the database only sometimes and for a
+recommendation: a write is committed before the response
 starts, a handler that raises leaves nothing written, a commit that fails is answered 500, and a
 request that never touches the database runs no SQL, takes no worker thread to end a
 transaction, and leaves none open.
@@ -93,8 +94,9 @@ def served(sqlite_file_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> I
         seen.sessions.append(session)
         return {"status": "untouched"}
 
-    # each case twice: through the `SessionDep` dependency, and through `memory_or_database`
+    # each case three times: through the `SessionDep` dependency, through `memory_or_database`
     # (the database path in a worker thread; `untouched` answered from memory on the event loop)
+    # and through `in_engine_thread_with_session`
     for path, work in (
         ("/test/write", insert),
         ("/test/write-then-fail", insert_then_fail),
@@ -102,6 +104,7 @@ def served(sqlite_file_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> I
     ):
         app.add_api_route(f"/dependency{path}", _with_dependency(work), methods=["POST"])
         app.add_api_route(f"/memory-or-database{path}", _memory_or_database(None, work), methods=["POST"])
+        app.add_api_route(f"/engine-thread{path}", _in_engine_thread(work), methods=["POST"])
 
     async def untouched_dependency(session: SessionDep) -> dict[str, str]:
         return untouched(session)
@@ -110,6 +113,7 @@ def served(sqlite_file_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> I
     app.add_api_route(
         "/memory-or-database/test/untouched", _memory_or_database(untouched, insert), methods=["GET"]
     )
+    app.add_api_route("/engine-thread/test/untouched", _in_engine_thread(untouched), methods=["GET"])
     app.add_middleware(_RowsAtResponseStart, engine=engine, seen=seen)
 
     def record(*args: Any) -> None:
@@ -147,7 +151,14 @@ def _memory_or_database(
     return route
 
 
-OWNERS = ["/dependency", "/memory-or-database"]
+def _in_engine_thread(work: Callable[[Session], dict[str, str]]) -> Callable[..., Any]:
+    async def route(request: Request) -> dict[str, str]:
+        return await deps.in_engine_thread_with_session(request, work)
+
+    return route
+
+
+OWNERS = ["/dependency", "/memory-or-database", "/engine-thread"]
 
 
 @pytest.mark.parametrize("owner", OWNERS)

@@ -3,20 +3,34 @@ shared by the requests that send the same overrides, and the same to the byte as
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from tests.unit.recommend_catalog import snapshot
-from wheretorun.engine.recommendation import Recommendation
+from wheretorun.engine.recommendation import (
+    BindingConstraint,
+    CostLine,
+    HybridPart,
+    PlanOption,
+    Recommendation,
+    RejectedGroup,
+    Setup,
+)
 from wheretorun.errors import InvalidInput
 from wheretorun.services.recommendation_reads import (
     BindingConstraintRead,
     BreakEvenRead,
+    CostLineRead,
+    HybridPartRead,
     OptionRead,
+    RecommendationAnswer,
     RecommendationRead,
     RejectedRead,
+    SetupRead,
 )
 from wheretorun.services.recommendation_schemas import AssumptionsIn, RecommendationCreate
 from wheretorun.services.snapshot_recommendations import (
@@ -24,13 +38,14 @@ from wheretorun.services.snapshot_recommendations import (
     engine_assumptions,
     engine_inputs,
     recommend_on_snapshot,
+    recommendation_json,
     recommendation_read,
 )
 
 _WRITER = TypeAdapter(RecommendationRead)
 
 
-def _body(**assumptions: Any) -> RecommendationCreate:
+def _body(constraints: dict[str, Any] | None = None, **assumptions: Any) -> RecommendationCreate:
     return RecommendationCreate.model_validate(
         {
             "workload": {
@@ -40,6 +55,7 @@ def _body(**assumptions: Any) -> RecommendationCreate:
                 "input_tokens": 800,
                 "output_tokens": 200,
             },
+            "constraints": constraints or {},
             "assumptions": assumptions,
         }
     )
@@ -88,6 +104,75 @@ def test_the_answer_is_the_one_read_model_by_model(limit: int | None) -> None:
     assert isinstance(read.options[0].breakdown, list)
     assert isinstance(read.notes, list)
     assert all(isinstance(option, OptionRead) for option in read.best_per_option.values())
+
+
+@pytest.mark.parametrize("limit", [None, 1, 2])
+def test_the_api_writes_the_engine_values_as_their_reads_to_the_byte(limit: int | None) -> None:
+    recommendation = _recommendation(_body(horizon_months=12))
+    assert len(recommendation.best_per_option) > 1
+    assert recommendation.rejected
+    assert recommendation.break_even is not None
+    assert recommendation_json(recommendation, limit) == _WRITER.dump_json(
+        recommendation_read(recommendation, limit), by_alias=True
+    )
+
+
+def test_the_api_writes_a_hybrid_plan_as_its_read_to_the_byte() -> None:
+    body = RecommendationCreate.model_validate(
+        {
+            "workload": {
+                "kind": "inference",
+                "models": ["llama-3.3-70b"],
+                "requests_per_day": 2e7,
+                "input_tokens": 1000,
+                "output_tokens": 250,
+                "peak_to_average": 3,
+            },
+            "assumptions": {"horizon_months": 24},
+        }
+    )
+    recommendation = _recommendation(body)
+    assert any(option.hybrid_parts for option in recommendation.options)
+    assert recommendation_json(recommendation) == _WRITER.dump_json(
+        recommendation_read(recommendation), by_alias=True
+    )
+
+
+def test_the_api_writes_binding_constraints_as_their_reads_to_the_byte() -> None:
+    recommendation = _recommendation(_body({"max_usd_per_month": 1.0}))
+    assert not recommendation.options
+    assert recommendation.binding_constraints
+    assert recommendation_json(recommendation) == _WRITER.dump_json(
+        recommendation_read(recommendation), by_alias=True
+    )
+
+
+def test_an_engine_value_not_of_its_declared_type_is_an_error_not_written_as_it_comes() -> None:
+    recommendation = _recommendation(_body())
+    first = dataclasses.replace(recommendation.options[0], total_usd="12.30")  # a str, not a Decimal
+    wrong = dataclasses.replace(recommendation, options=(first, *recommendation.options[1:]))
+    with pytest.raises(PydanticSerializationError):
+        recommendation_json(wrong)
+
+
+@pytest.mark.parametrize(
+    ("engine_value", "read_model"),
+    [
+        (RecommendationAnswer, RecommendationRead),
+        (PlanOption, OptionRead),
+        (Setup, SetupRead),
+        (CostLine, CostLineRead),
+        (HybridPart, HybridPartRead),
+        (RejectedGroup, RejectedRead),
+        (BindingConstraint, BindingConstraintRead),
+    ],
+)
+def test_what_the_api_writes_has_the_read_models_fields_in_their_order(
+    engine_value: type, read_model: type[RecommendationRead]
+) -> None:
+    """`RecommendationAnswer` writes these engine values in place of their reads: a field added,
+    renamed or moved on one side only would change the answer or break its documented shape."""
+    assert [item.name for item in dataclasses.fields(engine_value)] == list(read_model.model_fields)
 
 
 def test_the_best_option_of_a_kind_is_the_read_of_that_ranked_option() -> None:

@@ -41,6 +41,7 @@ __all__ = [
     "get_snapshots",
     "get_write_session",
     "in_engine_thread",
+    "in_engine_thread_with_session",
     "memory_or_database",
     "requires",
 ]
@@ -171,6 +172,22 @@ async def in_engine_thread(request: Request, work: Callable[[], T]) -> T:
     default): with two recommendations in flight, other requests wait for a slot as before."""
     limiter: anyio.CapacityLimiter = request.app.state.engine_turns
     return await anyio.to_thread.run_sync(work, limiter=limiter)
+
+
+async def in_engine_thread_with_session(request: Request, work: Callable[[Session], T]) -> T:
+    """`work(session)` in the engine's thread (`in_engine_thread`), with a session of its own that
+    is committed, rolled back and closed as `get_session`'s is, before the handler returns (as
+    `memory_or_database` does). For a recommendation: the session and the snapshots as
+    dependencies cost ~0.26M instructions of the 8B prototype's ~24.1M through the app
+    (2026-12-05)."""
+    session: Session = request.app.state.session_factory()
+    try:
+        answer = await in_engine_thread(request, lambda: work(session))
+    except BaseException:
+        await _settle(session, failed=True)
+        raise
+    await _settle(session, failed=False)
+    return answer
 
 
 def get_write_session(session: SessionDep) -> Session:

@@ -1,15 +1,22 @@
 """What the recommendation service answers (money as exact decimal strings in USD). Each read model
-is built from the attributes of the engine value of the same name (`from_attributes`)."""
+is built from the attributes of the engine value of the same name (`from_attributes`).
+
+The HTTP API writes the answer from `RecommendationAnswer` instead: the same fields, holding the
+engine's values themselves where they already have their read model's shape, so that they are
+written without first being validated again into read models."""
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-__all__ = ["AssumptionRead", "OptionRead", "RecommendationRead"]
+from wheretorun.engine.recommendation import BindingConstraint, PlanOption, RejectedGroup
+
+__all__ = ["AssumptionRead", "OptionRead", "RecommendationAnswer", "RecommendationRead"]
 
 
 class ReadModel(BaseModel):
@@ -160,3 +167,27 @@ class RecommendationRead(ReadModel):
         description="When no option is feasible: each constraint that binds and the cheapest option "
         "that relaxing it alone would admit.",
     )
+
+
+@dataclass(frozen=True, slots=True)
+class RecommendationAnswer:
+    """`RecommendationRead` as the HTTP API writes it (`TypeAdapter(RecommendationAnswer).dump_json`):
+    its fields in its order, holding the engine's `PlanOption`, `RejectedGroup` and
+    `BindingConstraint` where the read holds `OptionRead`, `RejectedRead` and
+    `BindingConstraintRead`. Those engine values have their read model's fields in the same order
+    and of the same types, so the JSON is the read model's to the byte
+    (tests/unit/test_recommendation_reads.py checks the fields' names and order, and the bytes of
+    answers with every part); validating them into read models and dropping them again cost ~1.3M
+    instructions of the 8B prototype's ~25.4M through the API (2026-12-05)."""
+
+    workload_kind: str
+    options: tuple[PlanOption, ...]
+    best_per_option: dict[str, PlanOption]
+    rejected: tuple[RejectedGroup, ...]
+    break_even: BreakEvenRead | None  # the engine keeps its points' costs as pairs, not a mapping
+    assumptions: dict[str, AssumptionRead]
+    catalog_version: int
+    as_of: dt.datetime
+    candidates_evaluated: int
+    notes: tuple[str, ...]
+    binding_constraints: tuple[BindingConstraint, ...] = ()

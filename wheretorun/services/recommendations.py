@@ -26,10 +26,11 @@ from wheretorun.services.snapshot_recommendations import (
     engine_inputs,
     reads_now,
     recommend_on_snapshot,
+    recommendation_json,
     recommendation_read,
 )
 
-__all__ = ["recommend_for", "run_recommendation"]
+__all__ = ["recommend_for", "recommendation_json_for", "run_recommendation"]
 
 
 def run_recommendation(
@@ -50,13 +51,25 @@ def run_recommendation(
 def recommend_for(
     session: Session, body: RecommendationCreate, snapshots: SnapshotCache
 ) -> RecommendationRead:
+    return recommendation_read(_recommendation(session, body, snapshots), body.limit)
+
+
+def recommendation_json_for(
+    session: Session, body: RecommendationCreate, snapshots: SnapshotCache
+) -> tuple[bytes, int]:
+    """`recommend_for`'s answer as JSON bytes (the same to the byte as its read model written by
+    `TypeAdapter(RecommendationRead)`), and how many candidates were evaluated."""
+    recommendation = _recommendation(session, body, snapshots)
+    return recommendation_json(recommendation, body.limit), recommendation.candidates_evaluated
+
+
+def _recommendation(session: Session, body: RecommendationCreate, snapshots: SnapshotCache) -> Recommendation:
     # a read of "now" (as_of None) has no version to look up first
     as_of = (
         None
         if reads_now(body)
         else read_point(session, body.as_of, body.catalog_version, "body.catalog_version").as_of
     )
-    recommendation = run_recommendation(
+    return run_recommendation(
         session, body.workload, body.constraints, body.assumptions, as_of, snapshots, limit=body.limit
     )
-    return recommendation_read(recommendation, body.limit)

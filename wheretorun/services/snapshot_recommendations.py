@@ -34,7 +34,9 @@ from wheretorun.errors import InvalidInput
 from wheretorun.services.engine_call import engine_call
 from wheretorun.services.recommendation_reads import (
     AssumptionRead,
+    BreakEvenRead,
     OptionRead,
+    RecommendationAnswer,
     RecommendationRead,
 )
 from wheretorun.services.recommendation_schemas import (
@@ -60,6 +62,8 @@ __all__ = [
     "recommend_on_cached_snapshot",
     "recommend_on_snapshot",
     "reads_now",
+    "recommendation_answer",
+    "recommendation_json",
     "recommendation_read",
 ]
 
@@ -276,6 +280,37 @@ def clear_read_memos() -> None:
     the engine's memos), for tests that compare the remembered path with a fresh one."""
     _ENGINE_ASSUMPTIONS.clear()
     _ASSUMPTION_READS.clear()
+
+
+_ANSWER_WRITER = TypeAdapter(RecommendationAnswer)
+
+
+def recommendation_answer(recommendation: Recommendation, limit: int | None = None) -> RecommendationAnswer:
+    """The answer `recommendation_read` reads, holding the engine's values as they are."""
+    best = recommendation.best_per_option
+    assumptions = recommendation.assumptions
+    break_even = recommendation.break_even
+    return RecommendationAnswer(
+        workload_kind=recommendation.workload_kind,
+        options=recommendation.options[:limit] if limit else recommendation.options,
+        best_per_option={kind.value: option for kind, option in best.items()},
+        rejected=recommendation.rejected,
+        break_even=None if break_even is None else BreakEvenRead.model_validate(break_even),
+        assumptions=_ASSUMPTION_READS.get((assumptions,), (), lambda: assumption_reads(assumptions)),
+        catalog_version=recommendation.catalog_version,
+        as_of=recommendation.as_of,
+        candidates_evaluated=recommendation.candidates_evaluated,
+        notes=recommendation.notes,
+        binding_constraints=recommendation.binding_constraints,
+    )
+
+
+def recommendation_json(recommendation: Recommendation, limit: int | None = None) -> bytes:
+    """The answer as JSON bytes: `recommendation_read(recommendation, limit)` written by its
+    `TypeAdapter`, to the byte, without the read models. An engine value not of its declared type
+    is an error, as its read model's validation made it, not written as it comes."""
+    answer = recommendation_answer(recommendation, limit)
+    return _ANSWER_WRITER.dump_json(answer, by_alias=True, warnings="error")
 
 
 def recommendation_read(recommendation: Recommendation, limit: int | None = None) -> RecommendationRead:
