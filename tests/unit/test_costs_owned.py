@@ -11,7 +11,14 @@ from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.catalog import HardwarePrice
 from wheretorun.engine.costs import cloud, hosted
 from wheretorun.engine.costs.demand import ServingDemand
-from wheretorun.engine.costs.owned import Rental, local_plan, owned_plan, server_capex_usd, server_size
+from wheretorun.engine.costs.owned import (
+    Rental,
+    local_lines,
+    local_plan,
+    owned_plan,
+    server_capex_usd,
+    server_size,
+)
 from wheretorun.engine.workload import InferenceWorkload, OptionKind
 
 H100 = ACCELERATORS["h100-sxm"]
@@ -161,3 +168,19 @@ def test_a_repriced_total_is_the_total_of_the_plan_repriced(multiplier: float) -
             continue
         assert repriced.total_usd > 0
         assert plan.repriced_total_usd(multiplier) == repriced.total_usd
+
+
+def test_a_local_plan_reads_its_figures_from_its_lines() -> None:
+    """A local plan's amounts are worked out once for its lines, opex and cost per hour: they
+    must be the figures its lines give (`local_lines`, read back by name and added in order)."""
+    card, price, assumptions = ACCELERATORS["rtx-4090"], HARDWARE["rtx-4090"], Assumptions()
+    capacity = replica_capacity(5.0, accelerators=1, single_stream=0.5)
+    demand = _demand(0.01)
+    plan = local_plan(card, price, 450.0, capacity, "m", demand, assumptions)
+    assert plan is not None
+    assert plan.lines == local_lines(card, price, 450.0, capacity, demand, assumptions)
+    total = 0.0
+    for line in plan.lines:
+        total += line.usd
+    assert plan.usd_per_accelerator_hour == total / (730.0 * 36)
+    assert plan.opex_usd_per_month == (plan.line_usd("power") + plan.line_usd("upkeep")) / 36
