@@ -220,10 +220,10 @@ def _summed_hours(instances: FloatArray, demand: ServingDemand) -> ServingHours:
     With the sizings last, each reduction over months or hour groups is a few whole-row
     operations; numpy reducing each sizing's short run of months instead calls its inner loop
     once per sizing (the prototype's 896 sizings x 12 months; with `_instances` on that layout,
-    0.77M -> 0.52M instructions a sizing, 23.93M -> 23.27M per request for the prototype and
-    32.81M -> 31.79M for the 70B chat, 2026-12-05). The sums add in the order numpy's own `sum` over (months, groups) adds them
-    (`_summed_rows`), so every figure is the same to the bit; the maxima are exact in any order,
-    and a month's peak over one hour group is that group's row."""
+    0.77M -> 0.52M instructions a call, 23.93M -> 23.27M per request for the prototype and
+    32.81M -> 31.79M for the 70B chat, 2026-12-05). The sums add in the order numpy's own `sum`
+    over (months, groups) adds them (`_summed_rows`), so every figure is the same to the bit; the
+    maxima are exact in any order, and a month's peak over one hour group is that group's row."""
     months, groups, sizings = instances.shape
     monthly_peak = instances[:, 0, :]
     for group in range(1, groups):
