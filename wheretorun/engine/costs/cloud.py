@@ -59,6 +59,7 @@ _PriceT = TypeVar("_PriceT", float, FloatArray)
 __all__ = [
     "BATCH_START_UP_RISK",
     "JOB_MODES",
+    "Listed",
     "ON_DEMAND_AUTOSCALED",
     "SERVING_MODES",
     "CloudMode",
@@ -73,6 +74,7 @@ __all__ = [
     "catalog_reserved_rate",
     "choose_layout",
     "hourly_price",
+    "listed_prices",
     "offer_label",
     "price_source",
     "priced_serving_plan",
@@ -493,13 +495,16 @@ def serving_cost(
     hosted_usd_per_request: float | None = None,
     hours: ServingHours | None = None,
     sizing: int = 0,
+    listed: Listed | None = None,
 ) -> ServingCost | None:
     """The cost lines of serving `demand` on instances of `offer` in `mode`; None when unpriced,
     or on spot when no fallback is priced (neither the offer's on-demand price nor
     `hosted_usd_per_request`, the cheapest hosted API's price of a request of the same model).
     `hours` are the `serving_hours` of all layouts when the caller computed them already, this
-    layout's at index `sizing`."""
-    priced = _paid(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, sizing)
+    layout's at index `sizing`; `listed` the offer's `listed_prices` when the caller has them."""
+    if listed is None:
+        listed = listed_prices(offer, mode, assumptions)
+    priced = _paid(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, sizing, listed)
     if priced is None:
         return None
     price, paid, peak, fallback = priced
@@ -529,10 +534,13 @@ def serving_total(
     hosted_usd_per_request: float | None = None,
     hours: ServingHours | None = None,
     sizing: int = 0,
+    listed: Listed | None = None,
 ) -> float | None:
     """`serving_cost(...).total_usd` from the same amounts, without making the cost (what a
     lead-time rental and a re-priced total read)."""
-    priced = _paid(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, sizing)
+    if listed is None:
+        listed = listed_prices(offer, mode, assumptions)
+    priced = _paid(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, sizing, listed)
     if priced is None:
         return None
     price, paid, _, fallback = priced
@@ -552,15 +560,28 @@ def serving_totals(
     """`serving_total` of each of `demands` (one shape: the same months, hour groups and
     redundancy, as one demand at several volumes or their lead-time heads), their instances sized
     in one array operation per step (the volumes stacked; numpy sums each volume's slice as it
-    sums that volume alone)."""
+    sums that volume alone), the offer's prices read once."""
     if not demands:
         return []
     rates = np.stack([demand.rates_rps for demand in demands], axis=-1)
     hours = _layout_hours(layout, rates, demands[0], assumptions)
+    listed = listed_prices(offer, mode, assumptions)
     return [
-        serving_total(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, index)
+        serving_total(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, index, listed)
         for index, demand in enumerate(demands)
     ]
+
+
+Listed = tuple[float | None, float | None]  # `listed_prices`
+
+
+def listed_prices(offer: CloudOffer, mode: CloudMode, assumptions: Assumptions) -> Listed:
+    """(`hourly_price` of `offer` in `mode`, and on demand when `mode` is spot, for the fallback's
+    standby; None otherwise): the prices a serving cost reads. A caller holding an offer table
+    (cloud_table.py) reads the same figures from its prices; `hourly_price` builds a reserved
+    price's source text, 25k instructions a call (2026-12-05)."""
+    on_demand = hourly_price(offer, ON_DEMAND_AUTOSCALED, assumptions) if mode.pricing == "spot" else None
+    return hourly_price(offer, mode, assumptions), on_demand
 
 
 def _paid(
@@ -572,18 +593,20 @@ def _paid(
     hosted_usd_per_request: float | None,
     hours: ServingHours | None,
     sizing: int,
+    listed: Listed,
 ) -> tuple[float, float, int, spot_reclaims.SpotFallback | None] | None:
     """(price per instance-hour, instance-hours paid, peak instances, spot's fallback) of
     `serving_cost`; None when it is None. The layout's hours are read as floats (`_paid_of` of
     floats gives `paid_hours`' figures to the bit), not as a row of arrays: 0.9% of the prototype's
     instructions per request and 0.5% of the 70B chat's (2026-12-05)."""
-    price = hourly_price(offer, mode, assumptions)
+    price, on_demand = listed
     if price is None:
         return None
     if hours is None:
         hours, sizing = _layout_hours(layout, demand.rates_rps[:, :, None], demand, assumptions), 0
     autoscaled, peak = float(hours.autoscaled[sizing]), float(hours.peak_instances[sizing])
-    fallback = _spot_fallback(offer, mode, autoscaled, int(peak), demand, assumptions, hosted_usd_per_request)
+    hosted = hosted_usd_per_request
+    fallback = _spot_fallback(mode, on_demand, autoscaled, int(peak), demand, assumptions, hosted)
     if spot_fallback(mode.pricing, fallback_priced=fallback is not None) is not None:
         return None
     paid = _paid_of(autoscaled, float(hours.always_on[sizing]), peak, mode, demand)
@@ -753,8 +776,8 @@ def _serving_setup(
 
 
 def _spot_fallback(
-    offer: CloudOffer,
     mode: CloudMode,
+    on_demand: float | None,
     autoscaled: float,
     peak: int,
     demand: ServingDemand,
@@ -762,10 +785,9 @@ def _spot_fallback(
     hosted_usd_per_request: float | None,
 ) -> spot_reclaims.SpotFallback | None:
     """Spot serving's fallback (spot_reclaims.py) for the layout's `autoscaled` instance-hours
-    and `peak` instances; None for other modes."""
+    and `peak` instances, `on_demand` the offer's on-demand price; None for other modes."""
     if mode.pricing != "spot":
         return None
-    on_demand = hourly_price(offer, ON_DEMAND_AUTOSCALED, assumptions)
     hosted = None if hosted_usd_per_request is None else hosted_usd_per_request * demand.total_requests
     return spot_reclaims.serving_fallback(
         autoscaled,
