@@ -486,6 +486,18 @@ def _added(
     return total
 
 
+Listed = tuple[float | None, float | None]  # `listed_prices`
+
+
+def listed_prices(offer: CloudOffer, mode: CloudMode, assumptions: Assumptions) -> Listed:
+    """(`hourly_price` of `offer` in `mode`, and on demand when `mode` is spot, for the fallback's
+    standby; None otherwise): the prices a serving cost reads. A caller holding an offer table
+    (cloud_table.py) reads the same figures from its prices; `hourly_price` builds a reserved
+    price's source text, 25k instructions a call (2026-12-05)."""
+    on_demand = hourly_price(offer, ON_DEMAND_AUTOSCALED, assumptions) if mode.pricing == "spot" else None
+    return hourly_price(offer, mode, assumptions), on_demand
+
+
 def serving_cost(
     offer: CloudOffer,
     mode: CloudMode,
@@ -570,18 +582,6 @@ def serving_totals(
         serving_total(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, index, listed)
         for index, demand in enumerate(demands)
     ]
-
-
-Listed = tuple[float | None, float | None]  # `listed_prices`
-
-
-def listed_prices(offer: CloudOffer, mode: CloudMode, assumptions: Assumptions) -> Listed:
-    """(`hourly_price` of `offer` in `mode`, and on demand when `mode` is spot, for the fallback's
-    standby; None otherwise): the prices a serving cost reads. A caller holding an offer table
-    (cloud_table.py) reads the same figures from its prices; `hourly_price` builds a reserved
-    price's source text, 25k instructions a call (2026-12-05)."""
-    on_demand = hourly_price(offer, ON_DEMAND_AUTOSCALED, assumptions) if mode.pricing == "spot" else None
-    return hourly_price(offer, mode, assumptions), on_demand
 
 
 def _paid(
