@@ -1,9 +1,10 @@
-"""Cloud serving hours as `serving_hours` computes them (in place, by the reductions themselves)
-against the plain formula of the module docstring, to the bit."""
+"""Cloud serving hours as `serving_hours` computes them (in place, the sizings last, the sums in
+numpy's own order) against the plain formula of the module docstring, to the bit."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -67,3 +68,45 @@ def test_serving_hours_are_the_plain_formulas_to_the_bit(
     assert hours.autoscaled.tobytes() == autoscaled.tobytes()
     assert hours.always_on.tobytes() == always_on.tobytes()
     assert hours.peak_instances.tobytes() == peak.tobytes()
+
+
+@pytest.mark.parametrize(("months", "groups"), [(60, 2), (120, 1), (129, 1), (65, 2), (140, 5), (300, 3)])
+def test_long_horizons_are_the_plain_formulas_to_the_bit(months: int, groups: int) -> None:
+    """Past 128 (month, group) values numpy's pairwise sum halves the run: the sums still agree."""
+    rng = np.random.default_rng(months * 10 + groups)
+    levels = rng.choice([0.0, 1.0, 3.0, 6.0, 17.3, 250.0], size=(months, groups))
+    demand = ServingDemand(
+        rates_rps=levels * rng.random((1, groups)),
+        group_hours=rng.uniform(0.5, 730, groups),
+        hours_per_month=730.0,
+        input_tokens=100,
+        cached_input_tokens=0,
+        output_tokens=100,
+        redundancy=1,
+        ttft_ms=None,
+        tpot_ms=None,
+    )
+    planned, per_instance = rng.uniform(0.01, 50, 40), rng.choice([1.0, 2.0, 4.0, 8.0], 40)
+    hours = cloud.serving_hours(demand, planned, per_instance)
+    autoscaled, always_on, peak = _plain(demand, planned, per_instance, 1)
+    assert hours.autoscaled.tobytes() == autoscaled.tobytes()
+    assert hours.always_on.tobytes() == always_on.tobytes()
+    assert hours.peak_instances.tobytes() == peak.tobytes()
+
+
+@settings(max_examples=200)
+@given(
+    st.integers(1, 300).flatmap(
+        lambda n: st.tuples(
+            st.just(n),
+            st.integers(1, 4),
+            st.lists(st.floats(0, 1e6), min_size=n, max_size=n),
+        )
+    )
+)
+def test_rows_are_summed_as_numpy_sums_each_column(case: tuple[int, int, list[float]]) -> None:
+    """`_summed_rows` adds whole rows in the order numpy's pairwise summation adds a column."""
+    n, columns, values = case
+    rows = np.asarray(values)[:, None] * np.linspace(0.3, 3.7, columns)[None, :]
+    expected = np.asarray([np.add.reduce(np.ascontiguousarray(rows[:, c])) for c in range(columns)])
+    assert cloud._summed_rows(rows).tobytes() == expected.tobytes()

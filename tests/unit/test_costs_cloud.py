@@ -176,14 +176,25 @@ def test_a_batch_job_beyond_the_accelerator_limit_misses_its_deadline() -> None:
     )
 
 
-@pytest.mark.parametrize("host_vm", [None, 1.5])
-def test_bulk_prices_agree_with_the_single_offer_price(host_vm: float | None) -> None:
-    """The vectorised table that prices ~3,700 offers at once and `hourly_price` are one rule."""
+@pytest.mark.parametrize(
+    "assumptions",
+    [
+        Assumptions(),
+        Assumptions(host_vm_usd_per_accelerator_hour=1.5),
+        Assumptions(
+            host_vm_usd_per_accelerator_hour=1.37,
+            spot_interruption_overhead=0.13,
+            reserved_discounts_by_provider=(("aws", 0.33, 0.57),),
+        ),
+    ],
+)
+def test_bulk_prices_agree_with_the_single_offer_price(assumptions: Assumptions) -> None:
+    """The vectorised table that prices ~3,700 offers at once and `hourly_price` are one rule, to
+    the bit: a serving plan reads its prices from the table (`serving_candidates._listed`)."""
     from tests.unit.recommend_catalog import G6, P5_EU
     from wheretorun.engine.planning.cloud_table import OfferTable, catalog_columns
 
     offers = (P5, G6, GCP_H100, P5_EU)
-    assumptions = Assumptions(host_vm_usd_per_accelerator_hour=host_vm)
     table = OfferTable.select(catalog_columns(offers), np.arange(len(offers)), assumptions)
     for mode in (*cloud.SERVING_MODES, *cloud.JOB_MODES):
         bulk = table.prices(mode, assumptions)
@@ -192,7 +203,7 @@ def test_bulk_prices_agree_with_the_single_offer_price(host_vm: float | None) ->
             if single is None:
                 assert np.isnan(price)
             else:
-                assert price == pytest.approx(single)
+                assert price == single
 
 
 def test_a_batch_plan_says_where_its_capacity_comes_from_and_what_its_hours_leave_out() -> None:

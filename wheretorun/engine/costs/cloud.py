@@ -59,6 +59,7 @@ _PriceT = TypeVar("_PriceT", float, FloatArray)
 __all__ = [
     "BATCH_START_UP_RISK",
     "JOB_MODES",
+    "Listed",
     "ON_DEMAND_AUTOSCALED",
     "SERVING_MODES",
     "CloudMode",
@@ -73,6 +74,7 @@ __all__ = [
     "catalog_reserved_rate",
     "choose_layout",
     "hourly_price",
+    "listed_prices",
     "offer_label",
     "price_source",
     "priced_serving_plan",
@@ -173,7 +175,7 @@ def serving_hours(
     demand: ServingDemand, planned_rps: FloatArray, per_instance: FloatArray, minimum_replicas: int = 1
 ) -> ServingHours:
     """Instances needed hour group by hour group, summed three ways (see the module docstring)."""
-    rates = demand.rates_rps[None, :, :]
+    rates = demand.rates_rps[:, :, None]
     instances = _instances(rates, planned_rps, per_instance, demand.redundancy, minimum_replicas)
     return _summed_hours(instances, demand)
 
@@ -185,41 +187,93 @@ def _instances(
     redundancy: int,
     minimum_replicas: int,
 ) -> FloatArray:
-    """Instances per (sizing, month, hour group) for `rates` (1 or N, months, groups) and N sizings:
-    max(ceil(rates / planned), minimum) + redundancy replicas, ceil(replicas / per instance).
+    """Instances per (month, hour group, sizing) for `rates` (months, groups, 1 or N) and N
+    sizings: max(ceil(rates / planned), minimum) + redundancy replicas, ceil(replicas / per
+    instance).
 
-    `ceil_array` written out in place on one array, its floor of 0 for the replicas left to
-    `minimum_replicas` (max(max(x, 0), m) is max(x, m) for m >= 0): the same figures in 9 array
-    operations instead of 10 and 1 new array instead of 10 (with `_summed_hours`, 2.7% of the
-    prototype's instructions per request and 3.7% of the 70B chat's, 2026-12-05)."""
+    The sizings are the last axis, so every step runs along one contiguous row per (month, group)
+    rather than along each sizing's few months (see `_summed_hours`). `ceil_array` is written out
+    in place on one array. Its floor of 0 for the replicas is left to `minimum_replicas`
+    (max(max(x, 0), m) is max(x, m) for m >= 0). For the instances it only matters when there can
+    be no replica at all: at least one replica over a count per instance (at most an instance's
+    accelerators), less the tolerance, rounds up to at least 1, while 0 replicas round up to -0.0,
+    which the floor makes 0.0. The same figures in 8 array operations instead of 10 and 1 new array
+    instead of 10 (with `_summed_hours`, 2.7% of the prototype's instructions per request and 3.7%
+    of the 70B chat's, 2026-12-05)."""
     assert minimum_replicas >= 0, "a negative minimum would need the floor of 0"
-    replicas = rates / planned_rps[:, None, None]
+    assert redundancy >= 0, "negative spares would need the floor of 0"
+    replicas = rates / planned_rps
     replicas -= CEIL_TOLERANCE
     np.ceil(replicas, out=replicas)
     np.maximum(replicas, minimum_replicas, out=replicas)
     replicas += redundancy
     instances = replicas  # divided in place
-    instances /= per_instance[:, None, None]
+    instances /= per_instance
     instances -= CEIL_TOLERANCE
     np.ceil(instances, out=instances)
-    return np.maximum(instances, 0.0, out=instances)
+    if minimum_replicas + redundancy == 0:
+        np.maximum(instances, 0.0, out=instances)
+    return instances
 
 
 def _summed_hours(instances: FloatArray, demand: ServingDemand) -> ServingHours:
-    """`instances` (sizings, months, hour groups) summed over the horizon three ways; by the
-    reductions themselves (what `.sum` and `.max` call, without their Python wrappers)."""
-    monthly_peak = np.maximum.reduce(instances, axis=2)
+    """`instances` (months, hour groups, sizings) summed over the horizon three ways.
+
+    With the sizings last, each reduction over months or hour groups is a few whole-row
+    operations; numpy reducing each sizing's short run of months instead calls its inner loop
+    once per sizing (the prototype's 896 sizings x 12 months; with `_instances` on that layout,
+    0.77M -> 0.52M instructions a call, 23.93M -> 23.27M per request for the prototype and
+    32.81M -> 31.79M for the 70B chat, 2026-12-05). The sums add in the order numpy's own `sum`
+    over (months, groups) adds them (`_summed_rows`), so every figure is the same to the bit; the
+    maxima are exact in any order, and a month's peak over one hour group is that group's row."""
+    months, groups, sizings = instances.shape
+    monthly_peak = instances[:, 0, :]
+    for group in range(1, groups):
+        monthly_peak = np.maximum(monthly_peak, instances[:, group, :])
+    hourly = instances * demand.group_hours[:, None]
     return ServingHours(
-        autoscaled=np.add.reduce(instances * demand.group_hours[None, None, :], axis=(1, 2)),
-        always_on=np.add.reduce(monthly_peak, axis=1) * demand.hours_per_month,
-        peak_instances=np.maximum.reduce(monthly_peak, axis=1),
+        autoscaled=_summed_rows(hourly.reshape(months * groups, sizings)),
+        always_on=_summed_rows(monthly_peak) * demand.hours_per_month,
+        peak_instances=np.maximum.reduce(monthly_peak, axis=0),
     )
+
+
+_PAIRWISE_BLOCK = 128  # numpy's PW_BLOCKSIZE: longer runs are halved
+_UNROLLED = 8  # numpy's pairwise sum keeps 8 partial sums
+
+
+def _summed_rows(rows: FloatArray) -> FloatArray:
+    """The rows of `rows` (n, sizings) added up, in the order numpy's pairwise summation
+    (`pairwise_sum` in numpy/_core/src/umath/loops_utils.h.src) adds each column's n values, so
+    each total is the bit `np.add.reduce` of that column gives (tested against it): under 8
+    values one after another from 0.0; up to 128, 8 partial sums over blocks of 8, combined as a
+    tree, then the rest one after another; beyond, the two halves (cut at a multiple of 8) each
+    so. Each step is one operation on whole rows."""
+    n = len(rows)
+    if n < _UNROLLED:
+        total: FloatArray = rows[0] + 0.0
+        for row in rows[1:]:
+            total += row
+        return total
+    if n <= _PAIRWISE_BLOCK:
+        whole = n - n % _UNROLLED
+        partial = rows[:_UNROLLED]
+        for start in range(_UNROLLED, whole, _UNROLLED):
+            partial = partial + rows[start : start + _UNROLLED]
+        pairs = partial[0::2] + partial[1::2]  # (r0 + r1), (r2 + r3), (r4 + r5), (r6 + r7)
+        total = (pairs[0] + pairs[1]) + (pairs[2] + pairs[3])
+        for row in rows[whole:]:
+            total += row
+        return total
+    half = n // 2
+    half -= half % _UNROLLED
+    return _summed_rows(rows[:half]) + _summed_rows(rows[half:])
 
 
 def _layout_hours(
     layout: Layout, rates: FloatArray, demand: ServingDemand, assumptions: Assumptions
 ) -> ServingHours:
-    """The hours of one layout at each volume of `rates` (volumes, months, groups) of `demand`'s
+    """The hours of one layout at each volume of `rates` (months, groups, volumes) of `demand`'s
     shape (`serving_hours` of that layout at each volume)."""
     planned = np.asarray([layout.capacity.requests_per_s * assumptions.target_utilisation])
     per_instance = np.asarray([float(layout.per_instance)])
@@ -432,6 +486,18 @@ def _added(
     return total
 
 
+Listed = tuple[float | None, float | None]  # `listed_prices`
+
+
+def listed_prices(offer: CloudOffer, mode: CloudMode, assumptions: Assumptions) -> Listed:
+    """(`hourly_price` of `offer` in `mode`, and on demand when `mode` is spot, for the fallback's
+    standby; None otherwise): the prices a serving cost reads. A caller holding an offer table
+    (cloud_table.py) reads the same figures from its prices; `hourly_price` builds a reserved
+    price's source text, 25k instructions a call (2026-12-05)."""
+    on_demand = hourly_price(offer, ON_DEMAND_AUTOSCALED, assumptions) if mode.pricing == "spot" else None
+    return hourly_price(offer, mode, assumptions), on_demand
+
+
 def serving_cost(
     offer: CloudOffer,
     mode: CloudMode,
@@ -441,13 +507,16 @@ def serving_cost(
     hosted_usd_per_request: float | None = None,
     hours: ServingHours | None = None,
     sizing: int = 0,
+    listed: Listed | None = None,
 ) -> ServingCost | None:
     """The cost lines of serving `demand` on instances of `offer` in `mode`; None when unpriced,
     or on spot when no fallback is priced (neither the offer's on-demand price nor
     `hosted_usd_per_request`, the cheapest hosted API's price of a request of the same model).
     `hours` are the `serving_hours` of all layouts when the caller computed them already, this
-    layout's at index `sizing`."""
-    priced = _paid(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, sizing)
+    layout's at index `sizing`; `listed` the offer's `listed_prices` when the caller has them."""
+    if listed is None:
+        listed = listed_prices(offer, mode, assumptions)
+    priced = _paid(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, sizing, listed)
     if priced is None:
         return None
     price, paid, peak, fallback = priced
@@ -477,10 +546,13 @@ def serving_total(
     hosted_usd_per_request: float | None = None,
     hours: ServingHours | None = None,
     sizing: int = 0,
+    listed: Listed | None = None,
 ) -> float | None:
     """`serving_cost(...).total_usd` from the same amounts, without making the cost (what a
     lead-time rental and a re-priced total read)."""
-    priced = _paid(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, sizing)
+    if listed is None:
+        listed = listed_prices(offer, mode, assumptions)
+    priced = _paid(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, sizing, listed)
     if priced is None:
         return None
     price, paid, _, fallback = priced
@@ -500,12 +572,14 @@ def serving_totals(
     """`serving_total` of each of `demands` (one shape: the same months, hour groups and
     redundancy, as one demand at several volumes or their lead-time heads), their instances sized
     in one array operation per step (the volumes stacked; numpy sums each volume's slice as it
-    sums that volume alone)."""
+    sums that volume alone), the offer's prices read once."""
     if not demands:
         return []
-    hours = _layout_hours(layout, np.stack([demand.rates_rps for demand in demands]), demands[0], assumptions)
+    rates = np.stack([demand.rates_rps for demand in demands], axis=-1)
+    hours = _layout_hours(layout, rates, demands[0], assumptions)
+    listed = listed_prices(offer, mode, assumptions)
     return [
-        serving_total(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, index)
+        serving_total(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, index, listed)
         for index, demand in enumerate(demands)
     ]
 
@@ -519,18 +593,20 @@ def _paid(
     hosted_usd_per_request: float | None,
     hours: ServingHours | None,
     sizing: int,
+    listed: Listed,
 ) -> tuple[float, float, int, spot_reclaims.SpotFallback | None] | None:
     """(price per instance-hour, instance-hours paid, peak instances, spot's fallback) of
     `serving_cost`; None when it is None. The layout's hours are read as floats (`_paid_of` of
     floats gives `paid_hours`' figures to the bit), not as a row of arrays: 0.9% of the prototype's
     instructions per request and 0.5% of the 70B chat's (2026-12-05)."""
-    price = hourly_price(offer, mode, assumptions)
+    price, on_demand = listed
     if price is None:
         return None
     if hours is None:
-        hours, sizing = _layout_hours(layout, demand.rates_rps[None, :, :], demand, assumptions), 0
+        hours, sizing = _layout_hours(layout, demand.rates_rps[:, :, None], demand, assumptions), 0
     autoscaled, peak = float(hours.autoscaled[sizing]), float(hours.peak_instances[sizing])
-    fallback = _spot_fallback(offer, mode, autoscaled, int(peak), demand, assumptions, hosted_usd_per_request)
+    hosted = hosted_usd_per_request
+    fallback = _spot_fallback(mode, on_demand, autoscaled, int(peak), demand, assumptions, hosted)
     if spot_fallback(mode.pricing, fallback_priced=fallback is not None) is not None:
         return None
     paid = _paid_of(autoscaled, float(hours.always_on[sizing]), peak, mode, demand)
@@ -700,8 +776,8 @@ def _serving_setup(
 
 
 def _spot_fallback(
-    offer: CloudOffer,
     mode: CloudMode,
+    on_demand: float | None,
     autoscaled: float,
     peak: int,
     demand: ServingDemand,
@@ -709,10 +785,9 @@ def _spot_fallback(
     hosted_usd_per_request: float | None,
 ) -> spot_reclaims.SpotFallback | None:
     """Spot serving's fallback (spot_reclaims.py) for the layout's `autoscaled` instance-hours
-    and `peak` instances; None for other modes."""
+    and `peak` instances, `on_demand` the offer's on-demand price; None for other modes."""
     if mode.pricing != "spot":
         return None
-    on_demand = hourly_price(offer, ON_DEMAND_AUTOSCALED, assumptions)
     hosted = None if hosted_usd_per_request is None else hosted_usd_per_request * demand.total_requests
     return spot_reclaims.serving_fallback(
         autoscaled,

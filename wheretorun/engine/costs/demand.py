@@ -51,9 +51,11 @@ class ServingDemand:
 
     def __post_init__(self) -> None:
         # by the reductions themselves (what `.max` and `.sum` call, without their Python
-        # wrappers): a head or a scaled demand in 9.8 us against 12.7 (2026-12-05)
+        # wrappers): a head or a scaled demand in 9.8 us against 12.7; the hours by `ndarray.dot`,
+        # the same BLAS product as `@` (equal to the bit, tested) at half its 8k instructions
+        # (14 demands a request: the prototype 22.77M -> 22.69M instructions, 2026-12-05)
         rates = self.rates_rps
-        per_month = np.asarray(rates @ self.group_hours * _SECONDS_PER_HOUR, dtype=np.float64)
+        per_month: FloatArray = rates.dot(self.group_hours) * _SECONDS_PER_HOUR
         setter = object.__setattr__
         setter(self, "months", int(rates.shape[0]))
         setter(self, "peak_rps", float(np.maximum.reduce(rates, axis=None)) if rates.size else 0.0)

@@ -269,18 +269,23 @@ class SizedRows:
         if len(self.by_group) == 0:
             return self.by_group
         by_group = self.by_group
-        ordered = np.where(feasible, totals, np.inf)[by_group]
-        first = self.first_lowest(ordered, feasible[by_group])
+        ordered = np.where(feasible, totals, np.nan)[by_group]
+        first = self.first_at(ordered, self.lowest(ordered))
         return np.asarray(by_group[first], dtype=np.int64)
 
-    def first_lowest(self, ordered: FloatArray, feasible: BoolArray) -> IntArray:
-        """`cheapest_per_group` of totals already in group order (`ordered`, infeasible ones inf):
-        the positions in that order."""
-        lowest = np.minimum.reduceat(ordered, self.starts)
-        at_lowest = (ordered == np.repeat(lowest, self.lengths)) & feasible
-        positions = np.flatnonzero(at_lowest)
+    def lowest(self, ordered: FloatArray) -> FloatArray:
+        """Each group's lowest value, repeated over the group's positions, of values already in
+        group order (`ordered`; NaN: not a candidate, and a group of none has NaN)."""
+        return np.repeat(np.fmin.reduceat(ordered, self.starts), self.lengths)
+
+    def first_at(self, ordered: FloatArray, lowest: FloatArray) -> IntArray:
+        """The first position of each group whose value in `ordered` is the group's `lowest`
+        (groups ascending; none for a group of no candidates: NaN equals nothing)."""
+        positions = np.flatnonzero(ordered == lowest)
         groups = self.group_of[positions]
-        return positions[np.r_[True, groups[1:] != groups[:-1]]] if len(positions) else positions
+        first = np.ones(len(positions), dtype=bool)
+        np.not_equal(groups[1:], groups[:-1], out=first[1:])
+        return positions[first]
 
 
 @dataclass(frozen=True, slots=True)
@@ -431,9 +436,15 @@ class PairMinima:
 
         The rows left out of a (mode, group, key) are dearer than its cheapest; the lowest total
         among them is `next_price x hours + fixed`, exactly (rounding never reverses the order of
-        two prices). A group's answer stands when that is above the group's winning total for
-        every key of the group that has dearer rows to price; a group with no winner stands when
-        none of its dearer rows can be priced at all (their hours are NaN)."""
+        two prices; inf when there is none). A group's answer stands when that total is above the
+        group's lowest total for every pair of the group. A comparison with NaN is false, as it
+        should be: NaN hours price no row, `inf x 0` hours has no dearer row to price, and a group
+        whose lowest is NaN has no feasible row.
+
+        Each step is one operation over all pairs, with the groups' lowest totals repeated over
+        their pairs once for both the check and the winners: 0.92M -> 0.50M instructions a call
+        for the prototype's 5,249 pairs against three `reduceat`s, two `np.where`s and `np.r_`
+        (2026-12-05)."""
         if not len(self.price):
             return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
         # the modes' hours end to end, read at each pair's (mode, key): 20 us against 55 for
@@ -442,20 +453,12 @@ class PairMinima:
         pair_hours = np.concatenate([mode_hours[:keys] for mode_hours in hours])[self.hours_at]
         with np.errstate(invalid="ignore"):  # NaN: cannot be priced (NaN hours, or 0 x inf)
             totals = self.price * pair_hours + fixed_usd
+            dearer = self.next_price * pair_hours + fixed_usd  # inf: no dearer row
         pairs = self.pairs  # in group order: `pairs.cheapest_per_group` without its reordering
-        feasible = ~np.isnan(totals)
-        winners = pairs.first_lowest(np.where(feasible, totals, np.inf), feasible)
-        has_dearer = np.isfinite(self.next_price) & ~np.isnan(pair_hours)
-        if has_dearer.any():
-            with np.errstate(invalid="ignore"):
-                dearer = np.where(has_dearer, self.next_price * pair_hours + fixed_usd, np.inf)
-            starts = pairs.starts
-            lowest_dearer = np.minimum.reduceat(dearer, starts)
-            any_dearer = np.logical_or.reduceat(has_dearer, starts)
-            best = np.full(len(starts), np.inf)
-            best[pairs.group_of[winners]] = totals[winners]
-            if np.any(any_dearer & (lowest_dearer <= best)):
-                return None
+        lowest = pairs.lowest(totals)
+        if (dearer <= lowest).any():
+            return None
+        winners = pairs.first_at(totals, lowest)
         return np.asarray(self.pairs.offer[winners], dtype=np.int64), totals[winners], self.mode[winners]
 
     def count(

@@ -231,8 +231,9 @@ def _cloud(
         if at in rows.costs:
             cost = rows.costs[at]
         else:
+            listed = _listed(table, choice, a)
             cost = rows.costs[at] = cloud.serving_cost(
-                offer, choice.mode, layout, demand, a, hosted_per_request, hours, choice.key
+                offer, choice.mode, layout, demand, a, hosted_per_request, hours, choice.key, listed
             )
         plan = built[at] = (
             None
@@ -287,6 +288,16 @@ def _key_of(choice: Choice) -> _ChoiceKey:
     """`choice` as a plain tuple: hashing and comparing a `Choice` (a frozen dataclass holding
     another) runs Python code for every field; 0.2 us against 1.6 a lookup (2026-12-05)."""
     return choice.offer, choice.key, choice.mode.name
+
+
+def _listed(table: OfferTable, choice: Choice, a: Assumptions) -> cloud.Listed:
+    """`cloud.listed_prices` of the choice's offer, read from the table's prices (the same rule,
+    tested to the bit): a chosen row is priced, and spot's fallback reads the on-demand price."""
+    price = float(table.prices(choice.mode, a)[choice.offer])
+    if choice.mode.pricing != "spot":
+        return price, None
+    on_demand = float(table.prices(cloud.ON_DEMAND_AUTOSCALED, a)[choice.offer])
+    return price, None if math.isnan(on_demand) else on_demand
 
 
 def _priced_rows(
@@ -376,7 +387,7 @@ def _cloud_bursts_and_base(
             continue
         plan = priced.written()
         layout = layouts[choice.key]
-        price = cloud.hourly_price(table.offers[choice.offer], choice.mode, a)
+        price, _ = _listed(table, choice, a)
         assert price is not None, "choose_cheapest keeps priced rows only"
         replica_rps = layout.capacity.requests_per_s * a.target_utilisation
         result.bursts.append(
