@@ -21,6 +21,13 @@ printed side by side with the change in percent. Both are driven by this script'
 is measured is `recommend_for` and the answer as `recommendation_answers.py` writes it; a change in the
 HTTP route itself does not show. Both read the catalog this checkout seeds.
 
+`--app`: each request goes through the whole ASGI app instead (`create_app()`, its lifespan run
+first, `POST /v1/recommendations` with the example as a JSON body, called in process without a
+server or a socket): middleware, the body's validation, the route, the engine and the JSON, as
+a uvicorn worker runs them minus the HTTP parsing and the socket. `--app bare` drives
+`load_test.bare_app` (a bare FastAPI endpoint posted the same body, ~1.0M instructions a request)
+for the side-by-side of issue 14.
+
 Instructions are not time: a cache miss costs many cycles and no instruction, so work that
 touches much memory (numpy's small temporaries, a large answer) weighs more in time than here.
 Under valgrind a request runs ~50x slower: each example takes about a minute.
@@ -46,8 +53,11 @@ _WARM_UP = 10
 _READY_TIMEOUT_S = 600
 
 
-def _child(database: str, example: Path, requests: int, ready: Path) -> None:
+def _child(database: str, example: Path, requests: int, ready: Path, through: str) -> None:
     """Runs under valgrind: warm up, say so, wait for instrumentation, then answer `requests`."""
+    if through != "engine":
+        _app_child(database, example, requests, ready, through)
+        return
     import yaml
     from recommendation_answers import answering
 
@@ -71,7 +81,79 @@ def _child(database: str, example: Path, requests: int, ready: Path) -> None:
     os._exit(0)
 
 
-def _measure(checkout: Path, database: str, example: Path, requests: int, workdir: Path) -> float:
+def _app_child(database: str, example: Path, requests: int, ready: Path, through: str) -> None:
+    """`_child` through the ASGI app (`through` "app") or the bare endpoint ("bare")."""
+    import asyncio
+    import json
+
+    import yaml
+
+    if through == "bare":
+        from load_test import PATH, bare_app
+
+        app = bare_app
+    else:
+        from load_test import PATH
+
+        from wheretorun.api.app import create_app
+
+        os.environ["DATABASE_URL"] = database
+        app = create_app()
+    body = json.dumps(yaml.safe_load(example.read_text(encoding="utf-8"))).encode()
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": PATH,
+        "raw_path": PATH.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"host", b"127.0.0.1:8000"),
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+    }
+
+    async def one() -> None:
+        messages = [{"type": "http.request", "body": body, "more_body": False}]
+        statuses: list[int] = []
+
+        async def receive() -> dict[str, object]:
+            if messages:
+                return messages.pop()
+            await asyncio.Event().wait()  # the client never disconnects
+            raise AssertionError("unreachable")
+
+        async def send(message: dict[str, object]) -> None:
+            if message["type"] == "http.response.start":
+                statuses.append(int(message["status"]))  # type: ignore[call-overload]
+
+        await app(dict(scope, state={}), receive, send)
+        if statuses != [200]:
+            raise RuntimeError(f"{example.stem}: answered {statuses}")
+
+    async def run() -> None:
+        async with app.router.lifespan_context(app):
+            for _ in range(_WARM_UP):
+                await one()
+            ready.write_text("ready", encoding="utf-8")
+            while ready.exists():
+                await asyncio.sleep(0.05)
+            for _ in range(requests):
+                await one()
+            os._exit(0)  # as in `_child`
+
+    asyncio.run(run())
+
+
+def _measure(
+    checkout: Path, database: str, example: Path, requests: int, workdir: Path, through: str = "engine"
+) -> float:
     """Instructions per request of `example` answered by the code in `checkout`."""
     ready, log = workdir / "ready", workdir / f"callgrind-{example.stem}.log"
     ready.unlink(missing_ok=True)
@@ -87,6 +169,7 @@ def _measure(checkout: Path, database: str, example: Path, requests: int, workdi
         str(example),
         str(requests),
         str(ready),
+        through,
     ]
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(checkout)}
     with log.open("w", encoding="utf-8") as output:
@@ -113,8 +196,8 @@ def _measure(checkout: Path, database: str, example: Path, requests: int, workdi
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        database, example_file, requests, ready = sys.argv[2:6]
-        _child(database, Path(example_file), int(requests), Path(ready))
+        database, example_file, requests, ready, through = sys.argv[2:7]
+        _child(database, Path(example_file), int(requests), Path(ready), through)
         return
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -124,6 +207,14 @@ def main() -> None:
         "--examples", nargs="*", default=None, help="Example names (default: every file in examples/)."
     )
     parser.add_argument("--against", type=Path, default=None, help="Another checkout to measure alike.")
+    parser.add_argument(
+        "--app",
+        nargs="?",
+        const="app",
+        default="engine",
+        choices=["app", "bare"],
+        help="Through the whole ASGI app (or, with `bare`, the bare FastAPI endpoint of load_test.py).",
+    )
     args = parser.parse_args()
     for tool in ("valgrind", "callgrind_control"):
         if shutil.which(tool) is None:
@@ -138,7 +229,8 @@ def main() -> None:
         for name in names:
             example = EXAMPLES / f"{name}.yaml"
             figures = [
-                _measure(checkout, database, example, args.requests, Path(workdir)) for checkout in checkouts
+                _measure(checkout, database, example, args.requests, Path(workdir), args.app)
+                for checkout in checkouts
             ]
             line = f"{name:<26} {figures[0] / 1e6:>23.2f}"
             if args.against:
