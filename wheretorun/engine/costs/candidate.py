@@ -53,8 +53,12 @@ def added(amounts: Iterable[float]) -> float:
 
 def lines_total(lines: Iterable[Line]) -> float:
     """What cost lines add up to, in their order: a plan's total, and the totals the break-even
-    search and the lead-time bridge compute from the same lines without the plan."""
-    return added(line.usd for line in lines)
+    search and the lead-time bridge compute from the same lines without the plan. `added`'s loop
+    over the lines themselves: a generator for it costs ~1K instructions more a plan (2026-12-05)."""
+    total = 0.0
+    for line in lines:
+        total += line.usd
+    return total
 
 
 @dataclass(slots=True)
