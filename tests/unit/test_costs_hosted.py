@@ -108,6 +108,30 @@ def test_the_total_without_the_lines_is_the_lines_total_to_the_bit(
     assert ("cached input tokens" in names) is (cached_input_tokens > 0)
 
 
+@pytest.mark.parametrize("cached_input_tokens", [0, 600])
+@pytest.mark.parametrize("staff_usd", [0.0, 900.0])
+def test_rows_priced_together_are_each_row_priced_alone(cached_input_tokens: int, staff_usd: float) -> None:
+    """A request prices its rows together (the staff once); each must be the row's own plan, to the
+    bit, and write its own plan (not the last row's)."""
+    assumptions = Assumptions(hosted_staff_usd_per_month=staff_usd, horizon_months=12)
+    demand = _demand(cached_input_tokens)
+    rows = [(GPT_4O, "gpt-4o"), (TOGETHER_70B, "llama-3.3-70b"), (GPT_4O, "gpt-4o-mini")]
+    priced = hosted.priced_serving_plans(rows, demand, assumptions)
+    assert len(priced) == len(rows)
+    for plan, (price, model_id) in zip(priced, rows, strict=True):
+        alone = hosted.serving_plan(price, model_id, demand, assumptions)
+        assert plan.total_usd.hex() == alone.total_usd.hex()
+        assert plan.total_usd.hex() == hosted.serving_total(price, demand, assumptions).hex()
+        assert (plan.label, plan.setup, plan.months, plan.capex_usd) == (
+            alone.label,
+            alone.setup,
+            alone.months,
+            alone.capex_usd,
+        )
+        assert plan.written() == alone
+    assert hosted.priced_serving_plans([], demand, assumptions) == []
+
+
 def test_what_a_row_gives_whatever_the_volume_is_remembered_for_that_row_only() -> None:
     demand = _demand()
     first = hosted.priced_serving_plan(GPT_4O, "gpt-4o", demand, ASSUMPTIONS)

@@ -44,6 +44,23 @@ def test_the_least_recently_used_result_is_forgotten() -> None:
     assert memo.get((a,), None, lambda: 11) == 11
 
 
+def test_objects_match_only_all_of_them_in_their_order() -> None:
+    memo: RecentResults[str] = RecentResults(kept=8)
+    a, b = object(), object()
+    assert memo.get((a, b), None, lambda: "a b") == "a b"
+    assert memo.get((a,), None, lambda: "a") == "a"  # a prefix is another key
+    assert memo.get((b, a), None, lambda: "b a") == "b a"  # so is another order
+    assert memo.get((a, b, a), None, lambda: "a b a") == "a b a"
+    assert memo.get((), None, lambda: "none") == "none"
+    assert [memo.get(key, None, lambda: "new") for key in ((a, b), (a,), (b, a), (a, b, a), ())] == [
+        "a b",
+        "a",
+        "b a",
+        "a b a",
+        "none",
+    ]
+
+
 _REJECTION = st.tuples(
     st.sampled_from(list(RejectReason)[:4]), st.text(min_size=1, max_size=5), st.integers(1, 9)
 )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation, localcontext
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -54,6 +55,16 @@ def test_rounding_keeps_the_digits_and_the_exponent_of_decimal_arithmetic(value:
 @given(st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([0, 2, 4, 21]))
 def test_rounding_to_places_is_rounding_to_the_step(value: float, places: int) -> None:
     assert str(rounded_to_places(value, places)) == str(_plain(value, Decimal(1).scaleb(-places)))
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False, width=64), st.sampled_from([0, 2, 4]))
+def test_rounding_a_numpy_float_or_an_int_is_rounding_the_float(value: float, places: int) -> None:
+    """The amounts come as floats, numpy floats (array reads) and ints (a zero): each is rounded as
+    its float value is."""
+    expected = str(rounded_to_places(value, places))
+    assert str(rounded_to_places(np.float64(value), places)) == expected
+    if value.is_integer() and abs(value) < 2**53:
+        assert str(rounded_to_places(int(value), places)) == expected
 
 
 def test_a_step_above_one_rounds_to_a_whole_number() -> None:

@@ -23,7 +23,7 @@ from tests.unit.recommend_catalog import (
 )
 from wheretorun.engine.assumptions import Assumptions
 from wheretorun.engine.costs import cloud, hosted
-from wheretorun.engine.costs.candidate import CostedCandidate, PricedCandidate, lines_total
+from wheretorun.engine.costs.candidate import CostedCandidate, Line, PricedCandidate, added, lines_total
 from wheretorun.engine.costs.demand import ServingDemand
 from wheretorun.engine.costs.owned import (
     OwnedRepricedTotal,
@@ -341,3 +341,14 @@ def test_every_suspect_offer_is_counted_and_the_first_ones_are_the_examples(susp
     )
     assert RejectReason.SUSPECT_PRICE not in {group.reason for group in included.rejected}
     assert any(option.option == OptionKind.CLOUD for option in included.options)
+
+
+def test_a_plans_total_adds_its_lines_in_their_order_to_the_bit() -> None:
+    """`lines_total` loops over the lines itself; it must add as `added` adds (and as CPython 3.11's
+    `sum` does), in the lines' order: amounts whose sum depends on the order tell."""
+    amounts = [1e16, 1.0, -1e16, 0.1, 0.2, 3.3e-5, 7.0]
+    lines = [Line(f"line {index}", usd) for index, usd in enumerate(amounts)]
+    assert lines_total(lines).hex() == added(amounts).hex()
+    assert lines_total(reversed(lines)).hex() == added(reversed(amounts)).hex()
+    assert lines_total(lines) != lines_total(reversed(lines))  # the order is part of the total
+    assert lines_total([]) == 0.0

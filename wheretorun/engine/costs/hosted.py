@@ -9,6 +9,7 @@ Serving plans add the operations staff of a hosted integration for every month.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 
 from wheretorun.engine.assumptions import Assumptions
@@ -24,6 +25,7 @@ __all__ = [
     "clear_row_memos",
     "label",
     "priced_serving_plan",
+    "priced_serving_plans",
     "serving_lines",
     "serving_plan",
     "serving_total",
@@ -118,18 +120,12 @@ def usd_per_request(price: ApiPriceOffer, demand: ServingDemand) -> float:
     return sum(_token_usd(price, demand))
 
 
-def _token_amounts(price: ApiPriceOffer, demand: ServingDemand) -> list[tuple[str, float]]:
-    """The token lines' amounts over the whole horizon, by line name in their order (no cached
-    input line when cached tokens cost nothing)."""
+def _token_amounts(price: ApiPriceOffer, demand: ServingDemand) -> tuple[float, float | None, float]:
+    """The token lines' amounts over the whole horizon: uncached input, cached input (None, and no
+    line, when cached tokens cost nothing) and output."""
     requests = demand.total_requests
     uncached, cached, output = _token_usd(price, demand)
-    if cached:
-        return [
-            ("input tokens", requests * uncached),
-            ("cached input tokens", requests * cached),
-            ("output tokens", requests * output),
-        ]
-    return [("input tokens", requests * uncached), ("output tokens", requests * output)]
+    return requests * uncached, (requests * cached if cached else None), requests * output
 
 
 def _staff(demand: ServingDemand, assumptions: Assumptions) -> tuple[float, int, int, Assumptions]:
@@ -141,13 +137,29 @@ def _staff(demand: ServingDemand, assumptions: Assumptions) -> tuple[float, int,
 def serving_lines(price: ApiPriceOffer, demand: ServingDemand, assumptions: Assumptions) -> list[Line]:
     """The cost lines of online serving through `price` for the whole horizon (`serving_plan`
     without the plan)."""
-    cached_note = _cached_note(price)
-    lines = [
-        Line(name, usd, cached_note if name == "cached input tokens" else "")
-        for name, usd in _token_amounts(price, demand)
-    ]
+    uncached, cached, output = _token_amounts(price, demand)
+    lines = [Line("input tokens", uncached)]
+    if cached is not None:
+        lines.append(Line("cached input tokens", cached, _cached_note(price)))
+    lines.append(Line("output tokens", output))
     lines += staff_lines(*_staff(demand, assumptions), "hosted-API integration")
     return lines
+
+
+def _total(tokens: tuple[float, float | None, float], staff: tuple[float, float | None]) -> float:
+    """The amounts of `serving_lines` added in the lines' order, as `added` adds them (written out:
+    cloud._added says why)."""
+    uncached, cached, output = tokens
+    fixed, above = staff
+    total = 0.0
+    total += uncached
+    if cached is not None:
+        total += cached
+    total += output
+    total += fixed
+    if above is not None:
+        total += above
+    return total
 
 
 def serving_total(price: ApiPriceOffer, demand: ServingDemand, assumptions: Assumptions) -> float:
@@ -155,14 +167,7 @@ def serving_total(price: ApiPriceOffer, demand: ServingDemand, assumptions: Assu
     order. Every hosted row is priced, the best re-priced by the break-even search, and hosted
     lead-time bridges priced by their total only: ~13K instructions against ~43K for the lines
     (2026-12-05)."""
-    total = 0.0  # as `added` adds, written out (cloud._added says why)
-    for _, usd in _token_amounts(price, demand):
-        total += usd
-    fixed, above = staff_amounts(*_staff(demand, assumptions))
-    total += fixed
-    if above is not None:
-        total += above
-    return total
+    return _total(_token_amounts(price, demand), staff_amounts(*_staff(demand, assumptions)))
 
 
 def serving_plan(
@@ -189,19 +194,42 @@ def serving_plan(
     )
 
 
+def priced_serving_plans(
+    rows: Iterable[tuple[ApiPriceOffer, str]], demand: ServingDemand, assumptions: Assumptions
+) -> list[PricedCandidate]:
+    """`priced_serving_plan` of each (price, model id) row, the staff (the same for every row)
+    priced once: a request prices every row of its models (22 for the 8B prototype)."""
+    staff = staff_amounts(*_staff(demand, assumptions))
+    months = demand.months
+    # positional, in the fields' order (option, label, setup, total, months, capex, write): a class
+    # called with keywords gets them as a dict, ~3.4K instructions more a candidate (2026-12-05)
+    return [
+        PricedCandidate(
+            OptionKind.HOSTED_API,
+            label(price),
+            _setup(model_id, price, "api"),
+            _total(_token_amounts(price, demand), staff),
+            months,
+            0.0,
+            _writer(price, model_id, demand, assumptions),
+        )
+        for price, model_id in rows
+    ]
+
+
+def _writer(
+    price: ApiPriceOffer, model_id: str, demand: ServingDemand, assumptions: Assumptions
+) -> Callable[[], CostedCandidate]:
+    """What writes the plan of a row priced by `priced_serving_plans` (a function per row: a lambda
+    in the loop would see the loop's last row)."""
+    return lambda: serving_plan(price, model_id, demand, assumptions)
+
+
 def priced_serving_plan(
     price: ApiPriceOffer, model_id: str, demand: ServingDemand, assumptions: Assumptions
 ) -> PricedCandidate:
     """`serving_plan` priced, written only when it is shown."""
-    return PricedCandidate(
-        option=OptionKind.HOSTED_API,
-        label=label(price),
-        setup=_setup(model_id, price, "api"),
-        total_usd=serving_total(price, demand, assumptions),
-        months=demand.months,
-        capex_usd=0.0,
-        write=lambda: serving_plan(price, model_id, demand, assumptions),
-    )
+    return priced_serving_plans(((price, model_id),), demand, assumptions)[0]
 
 
 def uses_batch_tier(price: ApiPriceOffer, demand: BatchDemand, assumptions: Assumptions) -> bool:

@@ -15,6 +15,9 @@ from wheretorun.engine.rules.rejection import Rejection
 __all__ = ["RejectionBook", "described"]
 
 EXAMPLES_PER_GROUP = 3
+# `RejectReason`'s members in their order, listed once: iterating an Enum class runs Python code
+# for every member
+_REASONS = tuple(RejectReason)
 
 
 def described(rejection: Rejection, subject: str) -> str:
@@ -80,6 +83,6 @@ class RejectionBook:
         """Groups in the order of `RejectReason` (the order the rules apply in)."""
         return tuple(
             RejectedGroup(reason, self._counts[reason], tuple(self._examples[reason]))
-            for reason in RejectReason
+            for reason in _REASONS
             if reason in self._counts
         )

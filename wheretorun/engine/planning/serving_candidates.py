@@ -117,22 +117,23 @@ def _hosted(
     context: Context,
     result: ServingCandidates,
 ) -> None:
-    priced: list[tuple[PricedCandidate, ApiPriceOffer, str]] = []
-    tokens, limits, a = demand.tokens_per_request, context.constraints, context.assumptions
+    kept: list[tuple[ApiPriceOffer, str]] = []
+    tokens, limits = demand.tokens_per_request, context.constraints
     result.evaluated += len(rows)
     every_row = first_failing.hosted_api(limits)  # the same for every row
-    for price, model_id in rows:
-        rejection = every_row or first_failing.hosted_price(price, tokens, limits)
+    for row in rows:
+        rejection = every_row or first_failing.hosted_price(row[0], tokens, limits)
         if rejection is not None:
-            context.book.record(rejection, hosted.label(price))
+            context.book.record(rejection, hosted.label(row[0]))
             continue
-        priced.append((hosted.priced_serving_plan(price, model_id, demand, a), price, model_id))
-    result.plans.extend(plan for plan, _, _ in priced)
+        kept.append(row)
+    priced = hosted.priced_serving_plans(kept, demand, context.assumptions)
+    result.plans.extend(priced)
     if priced:
-        cheapest, price, model_id = min(priced, key=lambda item: (item[0].total_usd, item[0].label))
-        result.best_api = (price, model_id)
+        cheapest = min(range(len(priced)), key=lambda i: (priced[i].total_usd, priced[i].label))
+        price, _ = result.best_api = kept[cheapest]
         per_rps_hour = hosted.usd_per_request(price, demand) * 3600
-        best = cheapest.written()
+        best = priced[cheapest].written()
         result.bursts.append(BurstOption(best, best.label, True, 0.0, 0.0, per_rps_hour))
 
 
