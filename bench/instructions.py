@@ -43,7 +43,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import MutableMapping
 from pathlib import Path
+from typing import Any
 
 from scratch_databases import seeded_sqlite_url
 
@@ -129,9 +131,9 @@ def _app_child(database: str, example: Path, requests: int, ready: Path, through
             await asyncio.Event().wait()  # the client never disconnects
             raise AssertionError("unreachable")
 
-        async def send(message: dict[str, object]) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
-                statuses.append(int(message["status"]))  # type: ignore[call-overload]
+                statuses.append(int(message["status"]))
 
         await app(dict(scope, state={}), receive, send)
         if statuses != [200]:
