@@ -57,7 +57,7 @@ def _cases(draw: st.DrawFn) -> tuple[ServingDemand, np.ndarray, np.ndarray, int]
     return demand, planned, per_instance, draw(st.integers(0, 2))
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(_cases())
 def test_serving_hours_are_the_plain_formulas_to_the_bit(
     case: tuple[ServingDemand, np.ndarray, np.ndarray, int],
@@ -94,7 +94,7 @@ def test_long_horizons_are_the_plain_formulas_to_the_bit(months: int, groups: in
     assert hours.peak_instances.tobytes() == peak.tobytes()
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(
     st.integers(1, 300).flatmap(
         lambda n: st.tuples(

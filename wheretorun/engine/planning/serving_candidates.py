@@ -131,7 +131,8 @@ def _hosted(
     result.plans.extend(priced)
     if priced:
         cheapest = min(range(len(priced)), key=lambda i: (priced[i].total_usd, priced[i].label))
-        price, _ = result.best_api = kept[cheapest]
+        result.best_api = kept[cheapest]
+        price = kept[cheapest][0]
         per_rps_hour = hosted.usd_per_request(price, demand) * 3600
         best = priced[cheapest].written()
         result.bursts.append(BurstOption(best, best.label, True, 0.0, 0.0, per_rps_hour))
