@@ -11,12 +11,12 @@ from wheretorun.bounds import (
     MAX_CONTEXT_TOKENS,
     MAX_HORIZON_MONTHS,
     MAX_MODELS,
-    MAX_NAMES,
     MAX_REQUESTS_PER_DAY,
     MAX_TOTAL_GROWTH,
     MAX_TOTAL_TOKENS,
     Id,
     Name,
+    NameList,
     distinct,
 )
 from wheretorun.fields import UtcDateTime, number
@@ -208,30 +208,16 @@ WorkloadIn = Annotated[
 UsdBudget = Annotated[float, number(0.0, 1e12)]
 
 
-def _distinct_tuple(values: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(distinct(values))
-
-
-# The constraints' lists are tuples (JSON arrays all the same): a `ConstraintsIn` of defaults is
-# then hashable, and pydantic shares the default (immutable) instead of deep-copying it, and each
-# empty list in it, for every request: validating the 8B prototype's body (no constraints) took
-# 0.165M instructions with lists, 0.062M with tuples (2026-12-05).
-NameTuple = Annotated[tuple[Name, ...], Field(max_length=MAX_NAMES), AfterValidator(_distinct_tuple)]
-"""`bounds.NameList` as a tuple."""
-
-
 class ConstraintsIn(Body):
     on_premises_only: StrictBool = Field(
         False, description="Data must stay on premises: owned or local only."
     )
-    allowed_providers: NameTuple = ()
-    excluded_providers: NameTuple = ()
-    allowed_regions: NameTuple = ()
-    allowed_accelerators: NameTuple = Field((), description="Accelerator ids or aliases.")
-    excluded_accelerators: NameTuple = Field((), description="Accelerator ids or aliases.")
-    allowed_options: Annotated[
-        tuple[OptionName, ...], Field(max_length=5), AfterValidator(_distinct_tuple)
-    ] = ()
+    allowed_providers: NameList = []
+    excluded_providers: NameList = []
+    allowed_regions: NameList = []
+    allowed_accelerators: NameList = Field([], description="Accelerator ids or aliases.")
+    excluded_accelerators: NameList = Field([], description="Accelerator ids or aliases.")
+    allowed_options: Annotated[list[OptionName], Field(max_length=5), AfterValidator(distinct)] = []
     min_precision: Name | None = Field(
         None, description="Lowest weight precision allowed, e.g. fp8 (no int4)."
     )
