@@ -110,3 +110,11 @@ def test_rows_are_summed_as_numpy_sums_each_column(case: tuple[int, int, list[fl
     rows = np.asarray(values)[:, None] * np.linspace(0.3, 3.7, columns)[None, :]
     expected = np.asarray([np.add.reduce(np.ascontiguousarray(rows[:, c])) for c in range(columns)])
     assert cloud._summed_rows(rows).tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 128, 129, 300])
+def test_zeros_of_either_sign_are_summed_as_numpy_sums_them(n: int) -> None:
+    """numpy adds a column's pairwise sum to a starting +0.0, so a column of -0.0 totals +0.0."""
+    rows = np.stack([np.full(n, -0.0), np.zeros(n), np.resize([-0.0, 0.0], n)], axis=1)
+    expected = np.asarray([np.add.reduce(np.ascontiguousarray(rows[:, c])) for c in range(3)])
+    assert cloud._summed_rows(rows).tobytes() == expected.tobytes()

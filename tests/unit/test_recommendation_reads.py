@@ -38,6 +38,7 @@ from wheretorun.services.snapshot_recommendations import (
     engine_assumptions,
     engine_inputs,
     recommend_on_snapshot,
+    recommendation_answer,
     recommendation_json,
     recommendation_read,
 )
@@ -203,6 +204,16 @@ def test_a_shared_read_holds_no_list_one_answer_could_change_for_another() -> No
         value.append(("evil", 0.9, 0.9))  # type: ignore[attr-defined]
     other = _WRITER.dump_json(recommendation_read(_recommendation(_body(**discounts))))
     assert b'"reserved_discounts_by_provider":{"value":[["aws",0.2,0.4]],' in other
+
+
+def test_an_answer_changed_by_its_caller_leaves_the_next_answer_as_it_was() -> None:
+    """The API's answer holds a dict of assumption reads of its own, not the remembered one."""
+    body = _body()
+    first = recommendation_answer(_recommendation(body))
+    first.assumptions.clear()
+    again = recommendation_json(_recommendation(body))
+    assert again == recommendation_json(_recommendation(body))
+    assert b'"assumptions":{}' not in again and b'"horizon_months":{"value":' in again
 
 
 def test_overrides_equal_but_written_otherwise_are_not_confused() -> None:

@@ -186,11 +186,16 @@ def _count_suspect(
             context.book.record(rejection, f"{price.provider} {price.model_id}")
     offers = snapshot.suspect_cloud_offers
     context.book.merge(
-        _SUSPECT_OFFERS.get((offers,), constraints, lambda: _suspect_offers_book(offers, constraints))
+        # `rules.suspect_price` reads only `include_suspect_prices` of the constraints: the key
+        # holds just that, so requests that differ in other constraints share the entry
+        _SUSPECT_OFFERS.get(
+            (offers,), constraints.include_suspect_prices, lambda: _suspect_offers_book(offers, constraints)
+        )
     )
 
 
-# The suspect cloud offers' rejections, for the last few (catalog's suspect offers, constraints):
+# The suspect cloud offers' rejections, for the last few (catalog's suspect offers, whether suspect
+# prices are included):
 # they depend on nothing else, and counting the seeded catalog's 39 one by one cost ~200k
 # instructions a request (the 8B prototype, 2026-12-05). Matched by the offers' identity (the
 # snapshot's tuple); merged into each request's book as if recorded there.

@@ -296,7 +296,9 @@ def recommendation_answer(recommendation: Recommendation, limit: int | None = No
         best_per_option={kind.value: option for kind, option in best.items()},
         rejected=recommendation.rejected,
         break_even=None if break_even is None else BreakEvenRead.model_validate(break_even),
-        assumptions=_ASSUMPTION_READS.get((assumptions,), (), lambda: assumption_reads(assumptions)),
+        # a dict of its own, as validating the read model made one: an answer's caller may change
+        # it without changing the remembered reads
+        assumptions=dict(_ASSUMPTION_READS.get((assumptions,), (), lambda: assumption_reads(assumptions))),
         catalog_version=recommendation.catalog_version,
         as_of=recommendation.as_of,
         candidates_evaluated=recommendation.candidates_evaluated,
@@ -328,7 +330,7 @@ def recommendation_read(recommendation: Recommendation, limit: int | None = None
         best_per_option={kind.value: read.get(id(option), option) for kind, option in best.items()},
         rejected=recommendation.rejected,
         break_even=recommendation.break_even,
-        assumptions=_ASSUMPTION_READS.get((assumptions,), (), lambda: assumption_reads(assumptions)),
+        assumptions=dict(_ASSUMPTION_READS.get((assumptions,), (), lambda: assumption_reads(assumptions))),
         catalog_version=recommendation.catalog_version,
         as_of=recommendation.as_of,
         candidates_evaluated=recommendation.candidates_evaluated,

@@ -261,7 +261,8 @@ def _summed_rows(rows: FloatArray) -> FloatArray:
         for start in range(_UNROLLED, whole, _UNROLLED):
             partial = partial + rows[start : start + _UNROLLED]
         pairs = partial[0::2] + partial[1::2]  # (r0 + r1), (r2 + r3), (r4 + r5), (r6 + r7)
-        total = (pairs[0] + pairs[1]) + (pairs[2] + pairs[3])
+        # numpy adds the pairwise sum to its starting 0.0: a column of -0.0 totals +0.0
+        total = (pairs[0] + pairs[1]) + (pairs[2] + pairs[3]) + 0.0
         for row in rows[whole:]:
             total += row
         return total
