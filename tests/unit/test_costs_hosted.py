@@ -9,6 +9,7 @@ import pytest
 
 from tests.unit.recommend_catalog import GPT_4O, TOGETHER_70B, VERTEX_8B_UNPRICED
 from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.caches import clear_caches
 from wheretorun.engine.catalog import ApiPriceOffer
 from wheretorun.engine.costs import hosted
 from wheretorun.engine.costs.candidate import FIXED_STAFF_LINES, Line, lines_total
@@ -147,7 +148,7 @@ def test_what_a_row_gives_whatever_the_volume_is_remembered_for_that_row_only() 
     assert (
         hosted.priced_serving_plan(GPT_4O, "gpt-4o-mini", demand, ASSUMPTIONS).setup.model_id == "gpt-4o-mini"
     )
-    hosted.clear_row_memos()
+    clear_caches()  # the rows' token prices (hosted) and setups (Setup.for_hosted)
     afresh = hosted.priced_serving_plan(GPT_4O, "gpt-4o", demand, ASSUMPTIONS)
     assert afresh.setup is not first.setup
     assert afresh.total_usd == first.total_usd

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-__all__ = ["RecentResults"]
+__all__ = ["ClearedWhenFull", "RecentResults"]
 
 V = TypeVar("V")
 
@@ -54,3 +54,34 @@ class RecentResults(Generic[V]):
         """Forget every result (the next call computes afresh)."""
         with self._lock:
             self._entries.clear()
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+class ClearedWhenFull(Generic[K, V]):
+    """Results by key for a memo read many times a request (a dict look-up, no lock, no move to
+    the front), forgotten all at once when `kept` are held. A key may name an object by `id`:
+    the entry holds that object (`held`), so the id is not reused while the entry lives. Shared
+    by threads: a result is computed outside any lock; two threads may compute the same one, and
+    both are the same value."""
+
+    def __init__(self, kept: int) -> None:
+        self._kept = kept
+        self._entries: dict[K, tuple[object, V]] = {}
+
+    def get(self, key: K, held: object, compute: Callable[[], V]) -> V:
+        """The result remembered for `key`, or `compute()`'s, remembered with `held` from now on."""
+        entry = self._entries.get(key)
+        if entry is None:
+            if len(self._entries) >= self._kept:
+                self._entries.clear()
+            entry = self._entries[key] = (held, compute())
+        return entry[1]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        """Forget every result (the next call computes afresh)."""
+        self._entries.clear()

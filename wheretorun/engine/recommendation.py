@@ -21,6 +21,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from wheretorun.engine.assumptions import Assumptions
+from wheretorun.engine.memo import ClearedWhenFull
 from wheretorun.engine.workload import OptionKind
 
 if TYPE_CHECKING:
@@ -128,9 +129,10 @@ class Setup:
             precision,
             serving_engine,
         )
-        entry = _SETUPS.get(key)
-        if entry is None:
-            setup = cls(
+        return _SETUPS.get(
+            key,
+            offer,
+            lambda: cls(
                 model_id=model_id,
                 accelerator_id=offer.accelerator_id,
                 accelerator_count=accelerators,
@@ -145,9 +147,8 @@ class Setup:
                 pricing_mode=pricing_mode,
                 scaling=scaling,
                 offer_ids=(offer.id,),
-            )
-            entry = _remembered(key, offer, setup)
-        return entry[1]
+            ),
+        )
 
     @classmethod
     def for_purchase(
@@ -178,9 +179,10 @@ class Setup:
             precision,
             serving_engine,
         )
-        entry = _SETUPS.get(key)
-        if entry is None:
-            setup = cls(
+        return _SETUPS.get(
+            key,
+            None,
+            lambda: cls(
                 model_id=model_id,
                 accelerator_id=accelerator_id,
                 accelerator_count=accelerators,
@@ -191,44 +193,43 @@ class Setup:
                 instance_count=units,
                 pricing_mode="purchase",
                 scaling=scaling,
-            )
-            entry = _remembered(key, None, setup)
-        return entry[1]
+            ),
+        )
 
     @classmethod
     def for_hosted(cls, model_id: str, price: ApiPriceOffer, pricing_mode: str) -> Setup:
-        """A hosted API's price row, paid per token (`pricing_mode` api or api_batch)."""
-        return cls(
-            model_id=model_id,
-            provider=price.provider,
-            pricing_mode=pricing_mode,
-            scaling="per_token",
-            api_price_id=price.id,
-            hosted_model_id=price.model_id,
+        """A hosted API's price row, paid per token (`pricing_mode` api or api_batch); remembered
+        (`_SETUPS`), the row by identity."""
+        return _SETUPS.get(
+            ("hosted", cls, model_id, id(price), pricing_mode),
+            price,
+            lambda: cls(
+                model_id=model_id,
+                provider=price.provider,
+                pricing_mode=pricing_mode,
+                scaling="per_token",
+                api_price_id=price.id,
+                hosted_model_id=price.model_id,
+            ),
         )
 
 
-# Setups of cloud offers and of bought hardware, remembered by every argument (a cloud offer by
-# identity: its entry holds the offer, so the identity is not reused while the entry lives) and
-# forgotten when full or by `clear_setup_memo` (engine/caches.py). A request builds one for every
-# owned server size and local card it prices and every cloud plan it writes or re-prices (37 and
-# 21 for the 8B prototype); a frozen dataclass sets each of its 17 fields through
-# `object.__setattr__`, so a setup costs ~30k instructions to build against ~2k to find
-# (2026-12-05, callgrind). A setup is immutable: answers may share one. The arguments are the
-# plain values the signatures name (str, int), so equal arguments give an identical setup.
+# Setups of cloud offers, bought hardware and hosted price rows, remembered by every argument
+# (an offer or a price row by identity: its entry holds it, so the identity is not reused while
+# the entry lives) and forgotten when full or by `clear_setup_memo` (engine/caches.py). A
+# request builds one for every owned server size and local card it prices, every cloud plan it
+# writes or re-prices and every hosted row it prices (37, 21 and 22 for the 8B prototype); a
+# frozen dataclass sets each of its fields through `object.__setattr__`, so a setup costs
+# ~25-30k instructions to build against ~2k to find (2026-12-05, callgrind). A setup is
+# immutable: answers may share one. The arguments are the plain values the signatures name
+# (str, int), so equal arguments give an identical setup.
 _SETUPS_KEPT = 4096
-_SETUPS: dict[tuple[object, ...], tuple[object, Setup]] = {}
-
-
-def _remembered(key: tuple[object, ...], held: object, setup: Setup) -> tuple[object, Setup]:
-    if len(_SETUPS) >= _SETUPS_KEPT:
-        _SETUPS.clear()
-    entry = _SETUPS[key] = (held, setup)
-    return entry
+_SETUPS: ClearedWhenFull[tuple[object, ...], Setup] = ClearedWhenFull(_SETUPS_KEPT)
 
 
 def clear_setup_memo() -> None:
-    """Forget the remembered setups (the next `Setup.for_cloud` or `for_purchase` builds afresh)."""
+    """Forget the remembered setups (the next `Setup.for_cloud`, `for_purchase` or `for_hosted`
+    builds afresh)."""
     _SETUPS.clear()
 
 

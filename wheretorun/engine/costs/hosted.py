@@ -17,6 +17,7 @@ from wheretorun.engine.catalog import ApiPriceOffer
 from wheretorun.engine.costs.candidate import CostedCandidate, Line, PricedCandidate
 from wheretorun.engine.costs.demand import BatchDemand, ServingDemand
 from wheretorun.engine.costs.staff import staff_amounts, staff_lines
+from wheretorun.engine.memo import ClearedWhenFull
 from wheretorun.engine.recommendation import Setup
 from wheretorun.engine.workload import OptionKind
 
@@ -36,45 +37,30 @@ __all__ = [
 _MILLION = 1e6
 
 
-# Two memos of what a price row gives whatever the volume, each by the row's identity (an entry
-# holds its row, so the identity is not reused while the entry lives), cleared when full: a
-# request prices every hosted row of its models (22 for the 8B prototype), re-prices the best and
-# bridges owned plans' lead times with it (2026-12-05, instructions under callgrind):
-# Setup.for_hosted ~27K to build, ~2K to find; three Decimal-to-float conversions ~4.5K, ~1K.
+# What a price row gives whatever the volume, by the row's identity (an entry holds its row, so
+# the identity is not reused while the entry lives), cleared when full: a request prices every
+# hosted row of its models (22 for the 8B prototype), re-prices the best and bridges owned
+# plans' lead times with it; three Decimal-to-float conversions ~4.5K instructions, a look-up
+# ~1K (2026-12-05, callgrind). The rows' setups are remembered by `Setup.for_hosted` itself.
 _ROWS_KEPT = 4096
-_SETUPS: dict[tuple[str, int, str], tuple[ApiPriceOffer, Setup]] = {}
-_TOKEN_PRICES: dict[int, tuple[ApiPriceOffer, tuple[float, float, float]]] = {}
-
-
-def _setup(model_id: str, price: ApiPriceOffer, pricing_mode: str) -> Setup:
-    """`Setup.for_hosted`, remembered."""
-    key = (model_id, id(price), pricing_mode)
-    entry = _SETUPS.get(key)
-    if entry is None:
-        if len(_SETUPS) >= _ROWS_KEPT:
-            _SETUPS.clear()
-        entry = _SETUPS[key] = (price, Setup.for_hosted(model_id, price, pricing_mode))
-    return entry[1]
+_TOKEN_PRICES: ClearedWhenFull[int, tuple[float, float, float]] = ClearedWhenFull(_ROWS_KEPT)
 
 
 def _token_prices(price: ApiPriceOffer) -> tuple[float, float, float]:
     """USD per million uncached input, cached input and output tokens, remembered. A missing
     cached-input price charges cached tokens at the input price."""
-    entry = _TOKEN_PRICES.get(id(price))
-    if entry is None:
-        if len(_TOKEN_PRICES) >= _ROWS_KEPT:
-            _TOKEN_PRICES.clear()
-        input_usd = _usd(price.input_usd_per_million_tokens)
-        cached = price.cached_input_usd_per_million_tokens
-        cached_usd = input_usd if cached is None else float(cached)
-        prices = (input_usd, cached_usd, _usd(price.output_usd_per_million_tokens))
-        entry = _TOKEN_PRICES[id(price)] = (price, prices)
-    return entry[1]
+    return _TOKEN_PRICES.get(id(price), price, lambda: _token_prices_of(price))
+
+
+def _token_prices_of(price: ApiPriceOffer) -> tuple[float, float, float]:
+    input_usd = _usd(price.input_usd_per_million_tokens)
+    cached = price.cached_input_usd_per_million_tokens
+    cached_usd = input_usd if cached is None else float(cached)
+    return input_usd, cached_usd, _usd(price.output_usd_per_million_tokens)
 
 
 def clear_row_memos() -> None:
-    """Forget the remembered setups and token prices of price rows."""
-    _SETUPS.clear()
+    """Forget the remembered token prices of price rows."""
     _TOKEN_PRICES.clear()
 
 
@@ -181,7 +167,7 @@ def serving_plan(
     return CostedCandidate(
         option=OptionKind.HOSTED_API,
         label=label(price),
-        setup=_setup(model_id, price, "api"),
+        setup=Setup.for_hosted(model_id, price, "api"),
         lines=tuple(lines),
         months=months,
         opex_usd_per_month=total / months,
@@ -207,7 +193,7 @@ def priced_serving_plans(
         PricedCandidate(
             OptionKind.HOSTED_API,
             label(price),
-            _setup(model_id, price, "api"),
+            Setup.for_hosted(model_id, price, "api"),
             _total(_token_amounts(price, demand), staff),
             months,
             0.0,
