@@ -515,26 +515,22 @@ def serving_cost(
     `hosted_usd_per_request`, the cheapest hosted API's price of a request of the same model).
     `hours` are the `serving_hours` of all layouts when the caller computed them already, this
     layout's at index `sizing`; `listed` the offer's `listed_prices` when the caller has them."""
-    if listed is None:
-        listed = listed_prices(offer, mode, assumptions)
-    priced = _paid(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, sizing, listed)
-    if priced is None:
+    amounts = _amounts(
+        offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, sizing, listed
+    )
+    if amounts is None:
         return None
-    price, paid, peak, fallback = priced
-    months = demand.months
-    minimum = assumptions.cloud_staff_usd_per_month
-    accelerators = _staff_accelerators(paid, layout, demand)
+    price, paid, peak, fallback, accelerators, staff = amounts
     instance_usd = price * paid
 
     def write_lines() -> tuple[Line, ...]:
         note = f"{paid:,.0f} instance-hours x ${price:.4f} ({mode.name}); peak {peak} x {offer.instance_type}"
+        minimum, months = assumptions.cloud_staff_usd_per_month, demand.months
         return (
             Line("instance hours", instance_usd, note),
             *staff_lines(minimum, accelerators, months, assumptions, "rented serving deployment"),
         )
 
-    # the staff amounts without their lines: 0.14 us against 0.63 for the lines (2026-12-05)
-    staff = staff_amounts(minimum, accelerators, months, assumptions)
     return ServingCost(price, paid, peak, instance_usd, staff, fallback, write_lines)
 
 
@@ -551,14 +547,12 @@ def serving_total(
 ) -> float | None:
     """`serving_cost(...).total_usd` from the same amounts, without making the cost (what a
     lead-time rental and a re-priced total read)."""
-    if listed is None:
-        listed = listed_prices(offer, mode, assumptions)
-    priced = _paid(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, sizing, listed)
-    if priced is None:
+    amounts = _amounts(
+        offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, sizing, listed
+    )
+    if amounts is None:
         return None
-    price, paid, _, fallback = priced
-    accelerators = _staff_accelerators(paid, layout, demand)
-    staff = staff_amounts(assumptions.cloud_staff_usd_per_month, accelerators, demand.months, assumptions)
+    price, paid, _, fallback, _, staff = amounts
     return _added(price * paid, staff, fallback)
 
 
@@ -583,6 +577,31 @@ def serving_totals(
         serving_total(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, index, listed)
         for index, demand in enumerate(demands)
     ]
+
+
+def _amounts(
+    offer: CloudOffer,
+    mode: CloudMode,
+    layout: Layout,
+    demand: ServingDemand,
+    assumptions: Assumptions,
+    hosted_usd_per_request: float | None,
+    hours: ServingHours | None,
+    sizing: int,
+    listed: Listed | None,
+) -> tuple[float, float, int, spot_reclaims.SpotFallback | None, float, tuple[float, float | None]] | None:
+    """What `serving_cost` and `serving_total` read: `_paid`'s (price, instance-hours, peak,
+    fallback), the accelerators the staff scales with, and the staff amounts (`staff_amounts`,
+    without their lines: 0.14 us against 0.63 for the lines, 2026-12-05); None when unpriced."""
+    if listed is None:
+        listed = listed_prices(offer, mode, assumptions)
+    priced = _paid(offer, mode, layout, demand, assumptions, hosted_usd_per_request, hours, sizing, listed)
+    if priced is None:
+        return None
+    price, paid, peak, fallback = priced
+    accelerators = _staff_accelerators(paid, layout, demand)
+    staff = staff_amounts(assumptions.cloud_staff_usd_per_month, accelerators, demand.months, assumptions)
+    return price, paid, peak, fallback, accelerators, staff
 
 
 def _paid(
