@@ -111,19 +111,14 @@ def test_threads_sharing_a_memo_each_get_their_own_keys_result() -> None:
 def test_a_memo_cleared_when_full_finds_by_key_and_starts_afresh_when_full() -> None:
     memo: ClearedWhenFull[int, str] = ClearedWhenFull(kept=2)
     held = [object(), object(), object()]
-    computed: list[int] = []
-
-    def compute(n: int) -> str:
-        computed.append(n)
-        return f"result {n}"
-
-    assert memo.get(id(held[0]), held[0], lambda: compute(0)) == "result 0"
-    assert memo.get(id(held[0]), held[0], lambda: compute(99)) == "result 0"  # found, not computed
-    assert memo.get(id(held[1]), held[1], lambda: compute(1)) == "result 1"
-    assert computed == [0, 1]
-    assert memo.get(id(held[2]), held[2], lambda: compute(2)) == "result 2"  # full: forgotten, then kept
+    assert memo.found(id(held[0])) is None
+    assert memo.kept(id(held[0]), held[0], "result 0") == "result 0"
+    assert memo.found(id(held[0])) == "result 0"
+    memo.kept(id(held[1]), held[1], "result 1")
+    assert memo.found(id(held[1])) == "result 1"
+    memo.kept(id(held[2]), held[2], "result 2")  # full: all forgotten, then this one kept
     assert len(memo) == 1
-    assert memo.get(id(held[0]), held[0], lambda: compute(0)) == "result 0"
-    assert computed == [0, 1, 2, 0]
+    assert memo.found(id(held[0])) is None
+    assert memo.found(id(held[2])) == "result 2"
     memo.clear()
-    assert len(memo) == 0
+    assert memo.found(id(held[2])) is None

@@ -70,14 +70,20 @@ class ClearedWhenFull(Generic[K, V]):
         self._kept = kept
         self._entries: dict[K, tuple[object, V]] = {}
 
-    def get(self, key: K, held: object, compute: Callable[[], V]) -> V:
-        """The result remembered for `key`, or `compute()`'s, remembered with `held` from now on."""
+    def found(self, key: K) -> V | None:
+        """The result remembered for `key`, or None."""
         entry = self._entries.get(key)
-        if entry is None:
-            if len(self._entries) >= self._kept:
-                self._entries.clear()
-            entry = self._entries[key] = (held, compute())
-        return entry[1]
+        return None if entry is None else entry[1]
+
+    def kept(self, key: K, held: object, result: V) -> V:
+        """`result`, remembered for `key` with `held` from now on (all forgotten first when full).
+        A look-up and a keep rather than one call taking a function to compute the result: a
+        closure over a caller's arguments made the 8B prototype's request 1.4% dearer (18.93M
+        against 18.67M instructions, ~100 look-ups a request, 2026-12-05)."""
+        if len(self._entries) >= self._kept:
+            self._entries.clear()
+        self._entries[key] = (held, result)
+        return result
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -129,26 +129,29 @@ class Setup:
             precision,
             serving_engine,
         )
-        return _SETUPS.get(
-            key,
-            offer,
-            lambda: cls(
-                model_id=model_id,
-                accelerator_id=offer.accelerator_id,
-                accelerator_count=accelerators,
-                accelerators_per_replica=accelerators_per_replica,
-                replicas=replicas,
-                precision=precision,
-                serving_engine=serving_engine,
-                provider=offer.provider,
-                region=offer.region,
-                instance_type=offer.instance_type,
-                instance_count=instances,
-                pricing_mode=pricing_mode,
-                scaling=scaling,
-                offer_ids=(offer.id,),
-            ),
-        )
+        setup = _SETUPS.found(key)
+        if setup is None:
+            setup = _SETUPS.kept(
+                key,
+                offer,
+                cls(
+                    model_id=model_id,
+                    accelerator_id=offer.accelerator_id,
+                    accelerator_count=accelerators,
+                    accelerators_per_replica=accelerators_per_replica,
+                    replicas=replicas,
+                    precision=precision,
+                    serving_engine=serving_engine,
+                    provider=offer.provider,
+                    region=offer.region,
+                    instance_type=offer.instance_type,
+                    instance_count=instances,
+                    pricing_mode=pricing_mode,
+                    scaling=scaling,
+                    offer_ids=(offer.id,),
+                ),
+            )
+        return setup
 
     @classmethod
     def for_purchase(
@@ -179,39 +182,46 @@ class Setup:
             precision,
             serving_engine,
         )
-        return _SETUPS.get(
-            key,
-            None,
-            lambda: cls(
-                model_id=model_id,
-                accelerator_id=accelerator_id,
-                accelerator_count=accelerators,
-                accelerators_per_replica=accelerators_per_replica,
-                replicas=replicas,
-                precision=precision,
-                serving_engine=serving_engine,
-                instance_count=units,
-                pricing_mode="purchase",
-                scaling=scaling,
-            ),
-        )
+        setup = _SETUPS.found(key)
+        if setup is None:
+            setup = _SETUPS.kept(
+                key,
+                None,
+                cls(
+                    model_id=model_id,
+                    accelerator_id=accelerator_id,
+                    accelerator_count=accelerators,
+                    accelerators_per_replica=accelerators_per_replica,
+                    replicas=replicas,
+                    precision=precision,
+                    serving_engine=serving_engine,
+                    instance_count=units,
+                    pricing_mode="purchase",
+                    scaling=scaling,
+                ),
+            )
+        return setup
 
     @classmethod
     def for_hosted(cls, model_id: str, price: ApiPriceOffer, pricing_mode: str) -> Setup:
         """A hosted API's price row, paid per token (`pricing_mode` api or api_batch); remembered
         (`_SETUPS`), the row by identity."""
-        return _SETUPS.get(
-            ("hosted", cls, model_id, id(price), pricing_mode),
-            price,
-            lambda: cls(
-                model_id=model_id,
-                provider=price.provider,
-                pricing_mode=pricing_mode,
-                scaling="per_token",
-                api_price_id=price.id,
-                hosted_model_id=price.model_id,
-            ),
-        )
+        key = ("hosted", cls, model_id, id(price), pricing_mode)
+        setup = _SETUPS.found(key)
+        if setup is None:
+            setup = _SETUPS.kept(
+                key,
+                price,
+                cls(
+                    model_id=model_id,
+                    provider=price.provider,
+                    pricing_mode=pricing_mode,
+                    scaling="per_token",
+                    api_price_id=price.id,
+                    hosted_model_id=price.model_id,
+                ),
+            )
+        return setup
 
 
 # Setups of cloud offers, bought hardware and hosted price rows, remembered by every argument

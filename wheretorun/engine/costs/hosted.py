@@ -49,7 +49,10 @@ _TOKEN_PRICES: ClearedWhenFull[int, tuple[float, float, float]] = ClearedWhenFul
 def _token_prices(price: ApiPriceOffer) -> tuple[float, float, float]:
     """USD per million uncached input, cached input and output tokens, remembered. A missing
     cached-input price charges cached tokens at the input price."""
-    return _TOKEN_PRICES.get(id(price), price, lambda: _token_prices_of(price))
+    prices = _TOKEN_PRICES.found(id(price))
+    if prices is None:
+        prices = _TOKEN_PRICES.kept(id(price), price, _token_prices_of(price))
+    return prices
 
 
 def _token_prices_of(price: ApiPriceOffer) -> tuple[float, float, float]:
